@@ -1,0 +1,123 @@
+"""Label schemes: how each treebank writes category, function tags and indices.
+
+A phrase label is read as the canonical triple ``Label(category, functions,
+index)``. Trees keep labels as strings in their corpus's own notation (so
+output to users is what the treebank writes: ``NP-SBJ``, ``SUBJ+np``,
+``sn-SUJ``); a ``LabelScheme`` splits and joins them. POS tags are never split
+(IcePaHC ``N-N`` is a tag with a case suffix, Floresta ``v-fin`` a word class).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import Errors
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    category: str
+    functions: tuple[str, ...] = ()
+    index: str | None = None
+
+
+class LabelScheme:
+    """Splits and joins phrase labels of one notation. Subclasses set ``name``."""
+
+    name = ""
+
+    def split(self, label: str) -> Label:
+        raise NotImplementedError
+
+    def join(self, category: str, functions: tuple[str, ...] = ()) -> str:
+        raise NotImplementedError
+
+    def category(self, label: str) -> str:
+        return self.split(label).category
+
+    def functions(self, label: str) -> tuple[str, ...]:
+        return self.split(label).functions
+
+    def normalize(self, label: str, *, keep_functions: bool = True) -> str:
+        """The label without indices (and without function tags unless kept)."""
+        parsed = self.split(label)
+        return self.join(parsed.category, parsed.functions if keep_functions else ())
+
+
+class PennScheme(LabelScheme):
+    """``CAT(-FUNC)*(-N)?(=N)?`` as in the Penn Treebank and the PPCHE family (IcePaHC).
+
+    A trailing all-digit ``-N`` is a coindex and ``=...`` a gapping index;
+    labels that start with ``-`` (``-NONE-``, ``-LRB-``) are atomic. ``|`` is
+    not special (``ADVP|PRT`` is a category), as in EVALB.
+    """
+
+    name = "penn"
+
+    def split(self, label: str) -> Label:
+        if not label or label[0] == "-":
+            return Label(label)
+        head, _, gap = label.partition("=")
+        parts = head.split("-")
+        index = None
+        if len(parts) > 1 and parts[-1].isdigit():
+            index = parts.pop()
+        if gap:
+            index = f"{index or ''}={gap}"
+        return Label(parts[0], tuple(part for part in parts[1:] if part), index)
+
+    def join(self, category: str, functions: tuple[str, ...] = ()) -> str:
+        return "-".join((category, *functions)) if functions else category
+
+
+class FlorestaScheme(LabelScheme):
+    """``FUNCTION+form`` (Floresta Sintá(c)tica); the form follows the *last* ``+``.
+
+    Discontinuity markers (a leading ``-`` on the function, a trailing ``-`` on
+    the form) are dropped. A label without ``+`` is a bare form.
+    """
+
+    name = "floresta"
+
+    def split(self, label: str) -> Label:
+        function, plus, form = label.rpartition("+")
+        if not plus:
+            return Label(label)
+        if len(form) > 1 and form.endswith("-"):
+            form = form[:-1]
+        if function.startswith("-"):
+            function = function[1:]
+        return Label(form, (function,) if function else ())
+
+    def join(self, category: str, functions: tuple[str, ...] = ()) -> str:
+        return f"{'&'.join(functions)}+{category}" if functions else category
+
+
+class CessScheme(LabelScheme):
+    """``category-FUNCTION`` (CESS-ESP): the function is everything after the first ``-``."""
+
+    name = "cess"
+
+    def split(self, label: str) -> Label:
+        category, dash, function = label.partition("-")
+        if not dash or not category:
+            return Label(label)
+        function = function.rstrip("-")
+        return Label(category, (function,) if function else ())
+
+    def join(self, category: str, functions: tuple[str, ...] = ()) -> str:
+        return f"{category}-{'-'.join(functions)}" if functions else category
+
+
+SCHEMES: dict[str, LabelScheme] = {
+    scheme.name: scheme for scheme in (PennScheme(), FlorestaScheme(), CessScheme())
+}
+
+
+def get_scheme(name: str | LabelScheme) -> LabelScheme:
+    if isinstance(name, LabelScheme):
+        return name
+    try:
+        return SCHEMES[name]
+    except KeyError:
+        raise ValueError(Errors.E010.format(name=name, known=", ".join(SCHEMES))) from None
