@@ -1,0 +1,45 @@
+"""Shared fixtures. Treebank data comes from ``--data-dir``, else ``SPACY_LPCFG_DATA``,
+else ``../shared/treebanks`` beside the repository; tests that need it are skipped
+(with the reason) only when none of these exists. CI always provides it."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "treebanks"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--data-dir", default=None, help="treebank data directory")
+
+
+def _find_data_dir(config) -> Path | None:
+    for candidate in (config.getoption("--data-dir"), os.environ.get("SPACY_LPCFG_DATA")):
+        if candidate:
+            return Path(candidate)
+    return DEFAULT_DATA if DEFAULT_DATA.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def data_dir(request) -> Path:
+    path = _find_data_dir(request.config)
+    if path is None or not path.is_dir():
+        pytest.skip("treebank data not found: pass --data-dir or set SPACY_LPCFG_DATA")
+    return path
+
+
+@pytest.fixture(scope="session")
+def load_corpus(data_dir):
+    """``load_corpus(name, split)`` -> list of normalised trees, cached for the session."""
+    from spacy_lpcfg.corpora import load_split
+
+    @functools.lru_cache(maxsize=None)
+    def load(name: str, split: str | None = None, keep_functions: bool = True):
+        return tuple(load_split(name, split, data_dir=data_dir, keep_functions=keep_functions))
+
+    return load
