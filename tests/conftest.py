@@ -38,7 +38,7 @@ def load_corpus(data_dir):
     """``load_corpus(name, split)`` -> list of normalised trees, cached for the session."""
     from spacy_lpcfg.corpora import load_split
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def load(name: str, split: str | None = None, keep_functions: bool = True):
         return tuple(load_split(name, split, data_dir=data_dir, keep_functions=keep_functions))
 
