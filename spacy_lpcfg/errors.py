@@ -38,8 +38,57 @@ class Errors(metaclass=_CodedMessages):
     E012 = "Invalid value {value!r} for '{name}': {expected}"
     E013 = "Unknown EVALB parameter set '{name}'. Use 'collins', 'spmrl' or a .prm file path."
     E014 = "Cannot read EVALB parameter file {path}, line {line}: {detail}"
-    E015 = "Gold and test files have different numbers of lines ({gold} vs {test})."
+    E015 = "Gold and test have different numbers of trees ({gold} vs {test})."
     E016 = "{path}: not a file or directory"
+    E017 = "Cannot decode byte 0x{byte:02x} as {encoding}; pass the file's encoding (encoding=...)."
+    E018 = "No treebank files ({suffixes}) in directory '{path}'."
+    E019 = "Files in '{path}' use different label schemes ({schemes}); read them separately."
+    E020 = (
+        "Phrase label '{label}' begins or ends with ':', which would be ambiguous next to the "
+        "reserved unary-chain separator '::' used by tree transforms."
+    )
+    # Grammar and chart engine (E101-E199)
+    E101 = "Unknown symbol kind '{kind}' for symbol '{name}'. Kinds: {known}"
+    E102 = "A symbol table needs exactly one symbol of kind 'root', named '{root}'; found {found}."
+    E103 = "Duplicate symbol '{name}' in the symbol table."
+    E104 = "Unknown symbol '{name}'."
+    E105 = "Grammar array '{name}' has {found}; expected {expected}."
+    E106 = "{kind} rule {rule} is invalid: {detail}"
+    E107 = "{kind} rules must be sorted and unique by (parent, children); first offending rule: {rule}."
+    E108 = "{kind} weight offsets are inconsistent with n_states: {detail}"
+    E109 = (
+        "Unary rules form a cycle: {cycle}. Unary rules must form a directed acyclic graph, "
+        "so that unary chains can be summed exactly (collapse the chain into one label instead)."
+    )
+    E110 = "Grammar weights must be finite; {kind} rule {rule} has a non-finite weight."
+    E111 = "Weight of {kind} rule {rule} has shape {found}; n_states gives {expected}."
+    E112 = "Cannot compute expected sub-state counts: {detail}. Pass state_weights to project()."
+    E113 = (
+        "state_weights for symbol '{name}' must have {expected} non-negative entries with a "
+        "positive sum; got {found}."
+    )
+    E114 = "Cannot load a grammar from {source}: {detail}"
+    E115 = "{source} is not a spacy-lpcfg grammar: {detail}"
+    E116 = (
+        "Grammar format version {found} in {source} is newer than this version of spacy-lpcfg "
+        "reads (up to {supported}). Upgrade spacy-lpcfg to load it."
+    )
+    E117 = "Invalid lexical scores: {detail}"
+    E118 = "Invalid pruning mask: {detail}"
+    E119 = (
+        "The coarse pass needs a one-state grammar (n_states == 1 for every symbol); "
+        "use grammar.project() first."
+    )
+    E120 = "Span scores must be a float array of shape (n + 1, n + 1, n_labels) with n >= 1; got {shape}."
+    E121 = "Forced spans {first} and {second} cross each other."
+    E122 = "Invalid word vocabulary: {detail}"
+    # Decoders (E301-E399)
+    E301 = "The {decoder} decoder found no parse; there is no tree to build (fall back first)."
+    E302 = "Expected {expected} words, got {found}."
+    E303 = "Unknown {name} '{value}'. Choose one of: {known}"
+    E304 = "Chart posteriors are for {found} words, but the sentence has {expected}."
+    E305 = "A product needs at least one grammar, and one {what} per grammar; got {found} for {expected} grammars."
+    E306 = "The grammars of a product must parse the same sentence; got lengths {lengths}."
 
 
 class TreebankFormatError(ValueError):
@@ -70,3 +119,7 @@ class TransformError(ValueError):
 
 class DataNotFoundError(FileNotFoundError):
     """The treebank data directory or a corpus in it is missing."""
+
+
+class GrammarError(ValueError):
+    """An invalid grammar, or a grammar file that cannot be loaded."""

@@ -5,6 +5,7 @@ else ``../shared/treebanks`` beside the repository; tests that need it are skipp
 from __future__ import annotations
 
 import functools
+import gc
 import os
 from pathlib import Path
 
@@ -35,11 +36,29 @@ def data_dir(request) -> Path:
 
 @pytest.fixture(scope="session")
 def load_corpus(data_dir):
-    """``load_corpus(name, split)`` -> list of normalised trees, cached for the session."""
-    from spacy_lpcfg.corpora import load_split
+    """``load_corpus(name, split)`` -> tuple of normalised trees, cached for the session.
+
+    The three splits of a corpus are read together (``corpora.load_splits``).
+    """
+    from spacy_lpcfg.corpora import SPLITS, load_split, load_splits
+
+    def kept(trees):
+        # Cached trees live until the end of the session: exempt them from garbage
+        # collection, or every later full collection rescans millions of nodes.
+        gc.freeze()
+        return trees
+
+    @functools.cache
+    def splits(name: str, keep_functions: bool) -> dict:
+        found = load_splits(name, data_dir=data_dir, keep_functions=keep_functions)
+        return kept({split: tuple(trees) for split, trees in found.items()})
 
     @functools.cache
     def load(name: str, split: str | None = None, keep_functions: bool = True):
-        return tuple(load_split(name, split, data_dir=data_dir, keep_functions=keep_functions))
+        if split in SPLITS:
+            return splits(name, keep_functions)[split]
+        return kept(
+            tuple(load_split(name, split, data_dir=data_dir, keep_functions=keep_functions))
+        )
 
     return load

@@ -1,10 +1,11 @@
 """Penn bracket notation: tokenising, raw parsing and conversion to ``Tree``.
 
 The raw form is format-neutral: a node is a list ``[label, child, ...]`` whose
-children are nested lists or plain strings (terminals). Format readers
-(``trees.formats``) interpret raw nodes their own way (PPCHE ``word-lemma``
-leaves, CESS ``(POS word lemma)``, Floresta childless punctuation); the
-generic Penn interpretation is ``raw_to_tree``.
+children are nested lists or plain strings (terminals); the generic Penn
+interpretation is ``raw_to_tree``. Treebank files are read by
+``trees.formats``, whose scanner builds ``Tree`` objects directly, with each
+format's own leaf conventions (PPCHE ``word-lemma``, CESS ``(POS word lemma)``,
+Floresta childless punctuation).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def iter_raw_trees(
     stack: list[RawNode] = []
     open_at: list[int] = []
     expect_label = False
+    line, counted = first_line, 0  # the line number at offset ``counted`` (counted forward)
     for match in _TOKEN.finditer(text):
         token = match.group()
         if token == "(":
@@ -61,7 +63,9 @@ def iter_raw_trees(
             node = stack.pop()
             start = open_at.pop()
             if not stack:
-                yield node, _line_of(text, start, first_line)
+                line += text.count("\n", counted, start)
+                counted = start
+                yield node, line
             expect_label = False
         elif not stack:
             raise TreebankFormatError(

@@ -47,21 +47,25 @@ class LabelScheme:
 class PennScheme(LabelScheme):
     """``CAT(-FUNC)*(-N)?(=N)?`` as in the Penn Treebank and the PPCHE family (IcePaHC).
 
-    A trailing all-digit ``-N`` is a coindex and ``=...`` a gapping index;
-    labels that start with ``-`` (``-NONE-``, ``-LRB-``) are atomic. ``|`` is
+    A trailing all-digit ``-N`` is a coindex (rarely two: ``-N-M``) and ``=...`` a gapping index;
+    labels that start with ``-`` or ``=`` (``-NONE-``, ``-LRB-``) are atomic. ``|`` is
     not special (``ADVP|PRT`` is a category), as in EVALB.
     """
 
     name = "penn"
 
     def split(self, label: str) -> Label:
-        if not label or label[0] == "-":
+        if not label or label[0] in "-=":  # -NONE-, -LRB-, and no empty category
             return Label(label)
         head, _, gap = label.partition("=")
         parts = head.split("-")
         index = None
-        if len(parts) > 1 and parts[-1].isdigit():
-            index = parts.pop()
+        numbers = 0  # trailing all-digit parts; a few labels have two (IcePaHC ``IP-MAT-1-1``)
+        while len(parts) - numbers > 1 and parts[-1 - numbers].isdigit():
+            numbers += 1
+        if numbers:
+            index = "-".join(parts[-numbers:])
+            del parts[-numbers:]
         if gap:
             index = f"{index or ''}={gap}"
         return Label(parts[0], tuple(part for part in parts[1:] if part), index)

@@ -8,6 +8,7 @@ knowledge beyond the label scheme.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,13 +48,9 @@ def normalize(
     if options.strip_indices or not options.keep_functions:
         keep = options.keep_functions
         if options.strip_indices:
-            cache: dict[str, str] = {}
 
             def relabel(label: str) -> str:
-                out = cache.get(label)
-                if out is None:
-                    out = cache[label] = scheme.normalize(label, keep_functions=keep)
-                return out
+                return _normalized_label(scheme, label, keep)
 
         else:
 
@@ -66,6 +63,12 @@ def normalize(
                 return f"{base}{sep}{parsed.index}"
 
     return _rebuild(tree, relabel, remove_empty=options.remove_empty)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalized_label(scheme: LabelScheme, label: str, keep_functions: bool) -> str:
+    # Shared across calls: a treebank has few distinct labels but millions of nodes.
+    return scheme.normalize(label, keep_functions=keep_functions)
 
 
 def _rebuild(tree: Tree, relabel, *, remove_empty: bool) -> Tree | None:
