@@ -1,0 +1,139 @@
+"""Inside-outside over a (pruned) chart for latent-state grammars: Z, marginals and
+anchored rule posteriors, the inputs of every sum-based decoder."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..grammar import LPCFG, LexicalScores
+from .inputs import binary_parents, lexical_arrays, mask_arrays
+from .latent_kernels import EMPTY, latent_inside, latent_outside
+
+
+@dataclass(frozen=True)
+class AnchoredRules:
+    """Posteriors of anchored rules, summed over latent states and divided by Z.
+
+    rules (np.ndarray): int32[K], rule ids (rows of grammar.binary_rules or unary_rules).
+    starts, ends (np.ndarray): int32[K], the parent's half-open span.
+    splits (np.ndarray | None): int32[K], the split point k (left child [start, k),
+        right child [k, end)); None for unary rules.
+    scores (np.ndarray): float64[K]; negative values are possible with signed grammars.
+    """
+
+    rules: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    scores: np.ndarray
+    splits: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class ChartPosteriors:
+    """The result of inside_outside for one sentence.
+
+    n_words (int): sentence length.
+    log_abs_z (float): log |Z|; -inf when there is no parse.
+    z_sign (float): sign of Z: 1.0 or -1.0, and 0.0 when there is no parse.
+    item_symbols, item_starts, item_ends (np.ndarray): int32[N], the chart items
+        (symbol, half-open span) that some derivation of their span reaches.
+    marginals (np.ndarray): float64[N], mu(a, i, j) = sum_h outside * inside / Z per item.
+    binary (AnchoredRules): posteriors of (a -> b c, i, k, j), with splits.
+    unary (AnchoredRules): posteriors of (a -> b, i, j), root rules TOP -> X included.
+    """
+
+    n_words: int
+    log_abs_z: float
+    z_sign: float
+    item_symbols: np.ndarray
+    item_starts: np.ndarray
+    item_ends: np.ndarray
+    marginals: np.ndarray
+    binary: AnchoredRules
+    unary: AnchoredRules
+
+    @property
+    def has_parse(self) -> bool:
+        """False when no derivation survives (Z = 0): the caller should fall back."""
+        return self.z_sign != 0.0
+
+    def dense_marginals(self, n_symbols: int) -> np.ndarray:
+        """float64 (n+1, n+1, n_symbols): the marginals scattered into a dense array."""
+        dense = np.zeros((self.n_words + 1, self.n_words + 1, n_symbols))
+        dense[self.item_starts, self.item_ends, self.item_symbols] = self.marginals
+        return dense
+
+
+def inside_outside(
+    grammar: LPCFG,
+    lexical: LexicalScores,
+    mask: np.ndarray | None = None,
+    *,
+    rule_posteriors: bool = True,
+) -> ChartPosteriors:
+    """Run inside and outside for one sentence over the items the mask allows.
+
+    grammar (LPCFG): any latent grammar; weights may be negative.
+    lexical (LexicalScores): the preterminal scores of the sentence.
+    mask (np.ndarray | None): bool (n+1, n+1, n_symbols); mask[i, j, a] allows item
+        (a, i, j). None allows every item.
+    rule_posteriors (bool): also compute anchored rule posteriors. Defaults to True.
+    RETURNS (ChartPosteriors): Z, item marginals and anchored rule posteriors.
+    """
+    n = lexical.n_words
+    lex = lexical_arrays(grammar, lexical)
+    has_mask, mask_array = mask_arrays(mask, n, grammar.n_symbols)
+    (table, cell_first, cell_count, symbols, starts, ends, offsets, exponents,
+     values) = latent_inside(
+        n, grammar.n_states, grammar.max_states,
+        grammar.binary_rules, grammar.binary_offsets, grammar.binary_weights,
+        grammar.binary_parent_offsets, binary_parents(grammar),
+        grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
+        grammar.unary_parent_offsets, grammar.unary_parent_order,
+        *lex, has_mask, mask_array,
+    )  # fmt: skip
+    top = table[0, n, grammar.root]
+    z_mantissa = values[offsets[top]] if top >= 0 else 0.0
+    if top < 0 or exponents[top] == EMPTY or z_mantissa == 0.0:
+        return _no_parse(n)
+    marginals, binary, unary = latent_outside(
+        n, grammar.root, grammar.n_states, grammar.max_states,
+        grammar.binary_rules, grammar.binary_offsets, grammar.binary_weights,
+        grammar.binary_parent_offsets,
+        grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
+        grammar.unary_parent_offsets, grammar.unary_parent_order,
+        table, cell_first, cell_count, symbols, offsets, exponents, values,
+        z_mantissa, exponents[top], rule_posteriors,
+    )  # fmt: skip
+    rules, b_starts, splits, b_ends, scores = binary
+    u_rules, u_starts, u_ends, u_scores = unary
+    return ChartPosteriors(
+        n_words=n,
+        log_abs_z=math.log(abs(z_mantissa)) + float(exponents[top]) * math.log(2.0),
+        z_sign=math.copysign(1.0, z_mantissa),
+        item_symbols=symbols,
+        item_starts=starts,
+        item_ends=ends,
+        marginals=marginals,
+        binary=AnchoredRules(rules, b_starts, b_ends, scores, splits),
+        unary=AnchoredRules(u_rules, u_starts, u_ends, u_scores),
+    )
+
+
+def _no_parse(n_words: int) -> ChartPosteriors:
+    ints = np.zeros(0, dtype=np.int32)
+    floats = np.zeros(0)
+    return ChartPosteriors(
+        n_words=n_words,
+        log_abs_z=-math.inf,
+        z_sign=0.0,
+        item_symbols=ints,
+        item_starts=ints,
+        item_ends=ints,
+        marginals=floats,
+        binary=AnchoredRules(ints, ints, ints, floats, ints),
+        unary=AnchoredRules(ints, ints, ints, floats),
+    )

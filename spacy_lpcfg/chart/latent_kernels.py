@@ -1,0 +1,506 @@
+"""Numba kernels: inside and outside for latent-state grammars over a pruned chart.
+
+Numbers are signed reals with a scale: an item's vector is stored as a
+mantissa vector whose largest |value| is in [0.5, 1) and an int64 exponent,
+value = mantissa * 2**exponent (the Berkeley parser's ScalingTools, with
+powers of two and per item rather than per cell). A zero vector has exponent
+``EMPTY``. Spectral grammars have negative weights, so log space is not an
+option.
+
+The chart is a list of *items* (symbol, start, end), created cell by cell
+(by width, then start) only when something derives them, so memory grows
+with the items that exist, not with the mask. ``table[i, j, a]`` is the item
+id of (a, i, j) or -1, and the items of a cell are contiguous.
+
+Numba's on-disk cache does not notice changes to jitted functions imported
+from other files: after editing a helper here, delete the ``__pycache__``
+folders of the modules that import it (viterbi.py imports ``grow``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+EMPTY = -(1 << 40)  # exponent of a zero vector; sums of a few stay far from int64 overflow
+MIN_SHIFT = -1100  # 2.0**MIN_SHIFT underflows to zero in float64
+NO_ITEM = -1
+
+
+@njit(cache=True, nogil=True)
+def times_pow2(value, exponent):
+    """value * 2**exponent, flushing to 0 below the float64 range."""
+    if exponent < MIN_SHIFT:
+        return 0.0
+    return math.ldexp(value, min(exponent, 2000))
+
+
+@njit(cache=True, nogil=True)
+def normalise(vector, size):
+    """Scale vector[:size] so that max |value| is in [0.5, 1); RETURNS the exponent
+    taken out, or EMPTY for a zero vector."""
+    largest = 0.0
+    for h in range(size):
+        magnitude = abs(vector[h])
+        if magnitude > largest:
+            largest = magnitude
+    if largest == 0.0:
+        return EMPTY
+    exponent = math.frexp(largest)[1]
+    if exponent != 0:
+        factor = math.ldexp(1.0, -exponent)
+        for h in range(size):
+            vector[h] *= factor
+    return exponent
+
+
+@njit(cache=True, nogil=True)
+def accumulate(target, start, size, target_exponent, source, source_exponent):
+    """target[start:start+size] (scaled by target_exponent) += source[:size] (scaled by
+    source_exponent); RETURNS the new exponent of the (renormalised) target."""
+    if source_exponent == EMPTY:
+        return target_exponent
+    if target_exponent == EMPTY:
+        for h in range(size):
+            target[start + h] = source[h]
+        return source_exponent
+    if source_exponent > target_exponent:
+        factor = times_pow2(1.0, target_exponent - source_exponent)
+        for h in range(size):
+            target[start + h] = target[start + h] * factor + source[h]
+        exponent = source_exponent
+    else:
+        factor = times_pow2(1.0, source_exponent - target_exponent)
+        for h in range(size):
+            target[start + h] += source[h] * factor
+        exponent = target_exponent
+    shift = normalise(target[start : start + size], size)
+    return EMPTY if shift == EMPTY else exponent + shift
+
+
+@njit(cache=True, nogil=True)
+def grow(array, needed):
+    """array, or a copy with room for at least `needed` entries."""
+    if needed <= array.shape[0]:
+        return array
+    bigger = np.empty(max(needed, 2 * array.shape[0]), array.dtype)
+    bigger[: array.shape[0]] = array
+    return bigger
+
+
+@njit(cache=True, nogil=True)
+def latent_inside(
+    n, n_states, max_states,
+    binary_rules, binary_offsets, binary_weights, binary_by_parent, binary_parents,
+    unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
+    lex_positions, lex_tags, lex_offsets, lex_values,
+    has_mask, mask,
+):  # fmt: skip
+    """Inside pass. Binary rules use the split-accumulation trick: per (cell, rule),
+    sum the outer products inside_b ⊗ inside_c over split points (rescaled to a
+    common exponent), then contract once with the (m_a, m_b, m_c) tensor.
+
+    RETURNS (table int32 (n+1, n+1, S), cell_first int64 (n+1, n+1), cell_count int64
+        (n+1, n+1), item_symbols int32[N], item_starts int32[N], item_ends int32[N],
+        item_offsets int64[N], inside_exponents int64[N], inside_values float64[...]).
+    """
+    n_symbols = n_states.shape[0]
+    table = np.full((n + 1, n + 1, n_symbols), NO_ITEM, np.int32)
+    cell_first = np.zeros((n + 1, n + 1), np.int64)
+    cell_count = np.zeros((n + 1, n + 1), np.int64)
+    item_symbols = np.empty(256, np.int32)
+    item_starts = np.empty(256, np.int32)
+    item_ends = np.empty(256, np.int32)
+    item_offsets = np.empty(256, np.int64)
+    exponents = np.empty(256, np.int64)
+    values = np.empty(256 * max_states, np.float64)
+    n_items = 0
+    n_values = 0
+    # Scratch for the cell being built; unary rules read and write it in place.
+    cell_values = np.zeros((n_symbols, max_states))
+    cell_exponents = np.full(n_symbols, EMPTY, np.int64)
+    cell_live = np.zeros(n_symbols, np.bool_)
+    touched = np.empty(n_symbols, np.int32)
+    left_any = np.zeros(n_symbols, np.bool_)
+    right_any = np.zeros(n_symbols, np.bool_)
+    outer = np.zeros((max_states, max_states))
+    contracted = np.empty(max_states)
+    lex = 0
+    for width in range(1, n + 1):
+        for i in range(n - width + 1):
+            j = i + width
+            n_touched = 0
+            if width == 1:
+                while lex < lex_positions.shape[0] and lex_positions[lex] == i:
+                    tag = lex_tags[lex]
+                    if not has_mask or mask[i, j, tag]:
+                        size = n_states[tag]
+                        for h in range(size):
+                            contracted[h] = lex_values[lex_offsets[lex] + h]
+                        shift = normalise(contracted, size)
+                        cell_exponents[tag] = accumulate(
+                            cell_values[tag], 0, size, EMPTY, contracted, shift
+                        )
+                        cell_live[tag] = True
+                        touched[n_touched] = tag
+                        n_touched += 1
+                    lex += 1
+            else:
+                # Which symbols occur in some left / right sub-cell: skips most rules cheaply.
+                for k in range(i + 1, j):
+                    for item in range(cell_first[i, k], cell_first[i, k] + cell_count[i, k]):
+                        left_any[item_symbols[item]] = True
+                    for item in range(cell_first[k, j], cell_first[k, j] + cell_count[k, j]):
+                        right_any[item_symbols[item]] = True
+                for a in binary_parents:
+                    if has_mask and not mask[i, j, a]:
+                        continue
+                    size_a = n_states[a]
+                    for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
+                        b = binary_rules[r, 1]
+                        c = binary_rules[r, 2]
+                        if not (left_any[b] and right_any[c]):
+                            continue
+                        found = False
+                        top = EMPTY
+                        for k in range(i + 1, j):
+                            left = table[i, k, b]
+                            right = table[k, j, c]
+                            if left < 0 or right < 0:
+                                continue
+                            found = True
+                            if exponents[left] != EMPTY and exponents[right] != EMPTY:
+                                top = max(top, exponents[left] + exponents[right])
+                        if not found:
+                            continue
+                        if not cell_live[a]:
+                            cell_live[a] = True
+                            touched[n_touched] = a
+                            n_touched += 1
+                        if top == EMPTY:
+                            continue
+                        size_b = n_states[b]
+                        size_c = n_states[c]
+                        outer[:size_b, :size_c] = 0.0
+                        for k in range(i + 1, j):
+                            left = table[i, k, b]
+                            right = table[k, j, c]
+                            if (
+                                left < 0
+                                or right < 0
+                                or exponents[left] == EMPTY
+                                or exponents[right] == EMPTY
+                            ):
+                                continue
+                            factor = times_pow2(1.0, exponents[left] + exponents[right] - top)
+                            if factor == 0.0:
+                                continue
+                            base_b = item_offsets[left]
+                            base_c = item_offsets[right]
+                            for h2 in range(size_b):
+                                x = values[base_b + h2] * factor
+                                for h3 in range(size_c):
+                                    outer[h2, h3] += x * values[base_c + h3]
+                        base = binary_offsets[r]
+                        for h1 in range(size_a):
+                            total = 0.0
+                            for h2 in range(size_b):
+                                row = base + (h1 * size_b + h2) * size_c
+                                for h3 in range(size_c):
+                                    total += binary_weights[row + h3] * outer[h2, h3]
+                            contracted[h1] = total
+                        shift = normalise(contracted, size_a)
+                        if shift != EMPTY:
+                            cell_exponents[a] = accumulate(
+                                cell_values[a],
+                                0,
+                                size_a,
+                                cell_exponents[a],
+                                contracted,
+                                top + shift,
+                            )
+                for k in range(i + 1, j):
+                    for item in range(cell_first[i, k], cell_first[i, k] + cell_count[i, k]):
+                        left_any[item_symbols[item]] = False
+                    for item in range(cell_first[k, j], cell_first[k, j] + cell_count[k, j]):
+                        right_any[item_symbols[item]] = False
+            # Unary closure: parents in topological order, so chains are summed exactly.
+            for p in unary_parent_order:
+                if has_mask and not mask[i, j, p]:
+                    continue
+                size_p = n_states[p]
+                for r in range(unary_by_parent[p], unary_by_parent[p + 1]):
+                    c = unary_rules[r, 1]
+                    if not cell_live[c]:
+                        continue
+                    if not cell_live[p]:
+                        cell_live[p] = True
+                        touched[n_touched] = p
+                        n_touched += 1
+                    if cell_exponents[c] == EMPTY:
+                        continue
+                    size_c = n_states[c]
+                    base = unary_offsets[r]
+                    for h1 in range(size_p):
+                        total = 0.0
+                        for h2 in range(size_c):
+                            total += unary_weights[base + h1 * size_c + h2] * cell_values[c, h2]
+                        contracted[h1] = total
+                    shift = normalise(contracted, size_p)
+                    if shift != EMPTY:
+                        cell_exponents[p] = accumulate(
+                            cell_values[p],
+                            0,
+                            size_p,
+                            cell_exponents[p],
+                            contracted,
+                            cell_exponents[c] + shift,
+                        )
+            # Commit the cell's items.
+            cell_first[i, j] = n_items
+            cell_count[i, j] = n_touched
+            item_symbols = grow(item_symbols, n_items + n_touched)
+            item_starts = grow(item_starts, n_items + n_touched)
+            item_ends = grow(item_ends, n_items + n_touched)
+            item_offsets = grow(item_offsets, n_items + n_touched)
+            exponents = grow(exponents, n_items + n_touched)
+            values = grow(values, n_values + n_touched * max_states)
+            for t in range(n_touched):
+                a = touched[t]
+                size = n_states[a]
+                table[i, j, a] = n_items
+                item_symbols[n_items] = a
+                item_starts[n_items] = i
+                item_ends[n_items] = j
+                item_offsets[n_items] = n_values
+                exponents[n_items] = cell_exponents[a]
+                for h in range(size):
+                    values[n_values + h] = cell_values[a, h] if cell_exponents[a] != EMPTY else 0.0
+                n_items += 1
+                n_values += size
+                cell_live[a] = False
+                cell_exponents[a] = EMPTY
+    return (
+        table,
+        cell_first,
+        cell_count,
+        item_symbols[:n_items],
+        item_starts[:n_items],
+        item_ends[:n_items],
+        item_offsets[:n_items],
+        exponents[:n_items],
+        values[:n_values],
+    )
+
+
+@njit(cache=True, nogil=True)
+def latent_outside(
+    n, root, n_states, max_states,
+    binary_rules, binary_offsets, binary_weights, binary_by_parent,
+    unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
+    table, cell_first, cell_count, item_symbols, item_offsets, inside_exponents, inside_values,
+    z_mantissa, z_exponent, with_rules,
+):  # fmt: skip
+    """Outside pass, pushing from each finished parent item to its children, with
+    marginals and (if `with_rules`) anchored rule posteriors, all divided by Z.
+
+    For a parent item and rule a -> b c it forms V[h2, h3] = sum_h1 out_a[h1] T[h1, h2, h3]
+    once, then per split: out_b += V in_c, out_c += V^T in_b and the posterior
+    (V in_c) . in_b, so each split costs O(m^2).
+
+    RETURNS (marginals float64[N], binary posteriors (rules int32, starts int32, splits
+        int32, ends int32, scores float64), unary posteriors (rules int32, starts int32,
+        ends int32, scores float64)).
+    """
+    n_items = item_symbols.shape[0]
+    out_values = np.zeros(inside_values.shape[0])
+    out_exponents = np.full(n_items, EMPTY, np.int64)
+    top_item = table[0, n, root]
+    out_values[item_offsets[top_item]] = 1.0
+    out_exponents[top_item] = 0
+    projected = np.empty(max_states * max_states)
+    left_vector = np.empty(max_states)
+    right_vector = np.empty(max_states)
+    capacity = 1024 if with_rules else 0
+    b_rule = np.empty(capacity, np.int32)
+    b_start = np.empty(capacity, np.int32)
+    b_split = np.empty(capacity, np.int32)
+    b_end = np.empty(capacity, np.int32)
+    b_score = np.empty(capacity, np.float64)
+    n_binary = 0
+    u_rule = np.empty(capacity, np.int32)
+    u_start = np.empty(capacity, np.int32)
+    u_end = np.empty(capacity, np.int32)
+    u_score = np.empty(capacity, np.float64)
+    n_unary = 0
+    for width in range(n, 0, -1):
+        for i in range(n - width + 1):
+            j = i + width
+            # Unary closure, parents before children.
+            for q in range(unary_parent_order.shape[0] - 1, -1, -1):
+                p = unary_parent_order[q]
+                parent = table[i, j, p]
+                if parent < 0 or out_exponents[parent] == EMPTY:
+                    continue
+                size_p = n_states[p]
+                base_p = item_offsets[parent]
+                for r in range(unary_by_parent[p], unary_by_parent[p + 1]):
+                    c = unary_rules[r, 1]
+                    child = table[i, j, c]
+                    if child < 0:
+                        continue
+                    size_c = n_states[c]
+                    base = unary_offsets[r]
+                    for h2 in range(size_c):
+                        total = 0.0
+                        for h1 in range(size_p):
+                            total += (
+                                out_values[base_p + h1] * unary_weights[base + h1 * size_c + h2]
+                            )
+                        left_vector[h2] = total
+                    shift = normalise(left_vector, size_c)
+                    if shift == EMPTY:
+                        continue
+                    exponent = out_exponents[parent] + shift
+                    if with_rules and inside_exponents[child] != EMPTY:
+                        total = 0.0
+                        for h2 in range(size_c):
+                            total += left_vector[h2] * inside_values[item_offsets[child] + h2]
+                        u_rule = grow(u_rule, n_unary + 1)
+                        u_start = grow(u_start, n_unary + 1)
+                        u_end = grow(u_end, n_unary + 1)
+                        u_score = grow(u_score, n_unary + 1)
+                        u_rule[n_unary] = r
+                        u_start[n_unary] = i
+                        u_end[n_unary] = j
+                        u_score[n_unary] = times_pow2(
+                            total / z_mantissa, exponent + inside_exponents[child] - z_exponent
+                        )
+                        n_unary += 1
+                    out_exponents[child] = accumulate(
+                        out_values,
+                        item_offsets[child],
+                        size_c,
+                        out_exponents[child],
+                        left_vector,
+                        exponent,
+                    )
+            if width == 1:
+                continue
+            # Binary rules: push the (now final) outside of each item to its children.
+            for parent in range(cell_first[i, j], cell_first[i, j] + cell_count[i, j]):
+                if out_exponents[parent] == EMPTY:
+                    continue
+                a = item_symbols[parent]
+                size_a = n_states[a]
+                base_a = item_offsets[parent]
+                for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
+                    b = binary_rules[r, 1]
+                    c = binary_rules[r, 2]
+                    found = False
+                    for k in range(i + 1, j):
+                        if table[i, k, b] >= 0 and table[k, j, c] >= 0:
+                            found = True
+                            break
+                    if not found:
+                        continue
+                    size_b = n_states[b]
+                    size_c = n_states[c]
+                    base = binary_offsets[r]
+                    for h23 in range(size_b * size_c):
+                        projected[h23] = 0.0
+                    for h1 in range(size_a):
+                        x = out_values[base_a + h1]
+                        row = base + h1 * size_b * size_c
+                        for h23 in range(size_b * size_c):
+                            projected[h23] += x * binary_weights[row + h23]
+                    shift_v = normalise(projected, size_b * size_c)
+                    if shift_v == EMPTY:
+                        continue
+                    exponent_v = out_exponents[parent] + shift_v
+                    for k in range(i + 1, j):
+                        left = table[i, k, b]
+                        right = table[k, j, c]
+                        if left < 0 or right < 0:
+                            continue
+                        exponent_b = inside_exponents[left]
+                        exponent_c = inside_exponents[right]
+                        base_b = item_offsets[left]
+                        base_c = item_offsets[right]
+                        if exponent_c != EMPTY:
+                            for h2 in range(size_b):
+                                total = 0.0
+                                for h3 in range(size_c):
+                                    total += (
+                                        projected[h2 * size_c + h3] * inside_values[base_c + h3]
+                                    )
+                                left_vector[h2] = total
+                            shift = normalise(left_vector, size_b)
+                            if shift != EMPTY:
+                                exponent = exponent_v + exponent_c + shift
+                                if with_rules and exponent_b != EMPTY:
+                                    total = 0.0
+                                    for h2 in range(size_b):
+                                        total += left_vector[h2] * inside_values[base_b + h2]
+                                    b_rule = grow(b_rule, n_binary + 1)
+                                    b_start = grow(b_start, n_binary + 1)
+                                    b_split = grow(b_split, n_binary + 1)
+                                    b_end = grow(b_end, n_binary + 1)
+                                    b_score = grow(b_score, n_binary + 1)
+                                    b_rule[n_binary] = r
+                                    b_start[n_binary] = i
+                                    b_split[n_binary] = k
+                                    b_end[n_binary] = j
+                                    b_score[n_binary] = times_pow2(
+                                        total / z_mantissa, exponent + exponent_b - z_exponent
+                                    )
+                                    n_binary += 1
+                                out_exponents[left] = accumulate(
+                                    out_values,
+                                    base_b,
+                                    size_b,
+                                    out_exponents[left],
+                                    left_vector,
+                                    exponent,
+                                )
+                        if exponent_b != EMPTY:
+                            for h3 in range(size_c):
+                                right_vector[h3] = 0.0
+                            for h2 in range(size_b):
+                                x = inside_values[base_b + h2]
+                                for h3 in range(size_c):
+                                    right_vector[h3] += x * projected[h2 * size_c + h3]
+                            shift = normalise(right_vector, size_c)
+                            if shift != EMPTY:
+                                out_exponents[right] = accumulate(
+                                    out_values,
+                                    base_c,
+                                    size_c,
+                                    out_exponents[right],
+                                    right_vector,
+                                    exponent_v + exponent_b + shift,
+                                )
+    marginals = np.zeros(n_items)
+    for item in range(n_items):
+        if out_exponents[item] == EMPTY or inside_exponents[item] == EMPTY:
+            continue
+        total = 0.0
+        base = item_offsets[item]
+        for h in range(n_states[item_symbols[item]]):
+            total += out_values[base + h] * inside_values[base + h]
+        marginals[item] = times_pow2(
+            total / z_mantissa, out_exponents[item] + inside_exponents[item] - z_exponent
+        )
+    return (
+        marginals,
+        (
+            b_rule[:n_binary],
+            b_start[:n_binary],
+            b_split[:n_binary],
+            b_end[:n_binary],
+            b_score[:n_binary],
+        ),
+        (u_rule[:n_unary], u_start[:n_unary], u_end[:n_unary], u_score[:n_unary]),
+    )

@@ -1,0 +1,7 @@
+"""Grammars: symbol tables, the LPCFG container and per-sentence lexical scores."""
+
+from .lexical_scores import LexicalScores
+from .lpcfg import LPCFG
+from .symbols import SYMBOL_KINDS, SymbolTable
+
+__all__ = ["LPCFG", "SYMBOL_KINDS", "LexicalScores", "SymbolTable"]

@@ -1,0 +1,156 @@
+"""Random small grammars and the brute-force oracle: every derivation of a sentence,
+enumerated explicitly (all binary trees, all labellings, unary chains), with its
+score summed and maximised over latent states."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from spacy_lpcfg.grammar import LPCFG, LexicalScores, SymbolTable
+
+
+def random_grammar(
+    seed: int,
+    *,
+    n_phrasal: int = 2,
+    n_intermediate: int = 1,
+    n_preterminal: int = 2,
+    max_states: int = 3,
+    n_words: int = 3,
+    density: float = 0.5,
+    signed: bool = True,
+) -> LPCFG:
+    """A random grammar: binary, unary (a DAG) and lexical rules; signed or positive weights."""
+    rng = np.random.default_rng(seed)
+    symbols = SymbolTable.from_kinds(
+        phrasal=[f"P{i}" for i in range(n_phrasal)],
+        intermediate=[f"I{i}" for i in range(n_intermediate)],
+        preterminal=[f"T{i}" for i in range(n_preterminal)],
+    )
+    n_symbols = len(symbols)
+    n_states = rng.integers(1, max_states + 1, size=n_symbols)
+    n_states[symbols.root] = 1
+    parents = [a for a in range(n_symbols) if symbols.kind(a) != "preterminal"]
+    children = [a for a in range(n_symbols) if symbols.kind(a) != "root"]
+    preterminals = [a for a in range(n_symbols) if symbols.kind(a) == "preterminal"]
+
+    def weights(*shape):
+        if signed:
+            return rng.normal(size=shape)
+        return rng.uniform(0.05, 1.0, size=shape)
+
+    def states(*ids):
+        return tuple(int(n_states[a]) for a in ids)
+
+    binary = {
+        (a, b, c): weights(*states(a, b, c))
+        for a in parents
+        for b in children
+        for c in children
+        if rng.random() < density
+    }
+    # Unary rules only go from a higher id to a lower one (TOP is 0, so give it its own),
+    # or from a non-preterminal to a preterminal: a DAG by construction.
+    unary = {}
+    for a in parents:
+        for b in children:
+            if a == symbols.root:
+                if rng.random() < 0.6 or b == 1:
+                    unary[(a, b)] = weights(*states(a, b))
+            elif (b < a or b in preterminals) and rng.random() < density / 2:
+                unary[(a, b)] = weights(*states(a, b))
+    words = [f"w{i}" for i in range(n_words)]
+    lexical = {}
+    for w, word in enumerate(words):
+        tags = [t for t in preterminals if rng.random() < 0.7] or [
+            preterminals[w % len(preterminals)]
+        ]
+        for t in tags:
+            lexical[(t, word)] = weights(int(n_states[t]))
+    return LPCFG.from_rules(
+        symbols, n_states, binary=binary, unary=unary, lexical=lexical, words=words
+    )
+
+
+@dataclass
+class Derivation:
+    total: np.ndarray  # float64[m_a]: score summed over latent states below the root state
+    best: np.ndarray  # float64[m_a]: score maximised over latent states below
+    items: list  # (symbol, start, end) in pre-order, preterminals included
+    rules: list  # ("binary", rule, i, k, j) / ("unary", rule, i, j)
+
+
+def enumerate_derivations(grammar: LPCFG, lexical: LexicalScores) -> list[Derivation]:
+    """Every derivation of TOP over the sentence (explicit lists, exponential)."""
+    n = lexical.n_words
+    lex = defaultdict(list)
+    for e, (position, tag) in enumerate(zip(lexical.positions, lexical.tags)):
+        lex[(int(position), int(tag))].append(
+            lexical.values[lexical.offsets[e] : lexical.offsets[e + 1]]
+        )
+    memo = {}
+
+    def derive(a, i, j):
+        if (a, i, j) in memo:
+            return memo[(a, i, j)]
+        found = []
+        if j == i + 1:
+            for vector in lex[(i, a)]:
+                found.append(Derivation(vector.copy(), vector.copy(), [(a, i, j)], []))
+        for r, (p, b, c) in enumerate(grammar.binary_rules):
+            if p != a:
+                continue
+            block = grammar.binary_block(r)
+            for k in range(i + 1, j):
+                for left in derive(int(b), i, k):
+                    for right in derive(int(c), k, j):
+                        found.append(
+                            Derivation(
+                                np.einsum("xyz,y,z->x", block, left.total, right.total),
+                                (block * left.best[None, :, None] * right.best[None, None, :]).max(
+                                    axis=(1, 2)
+                                ),
+                                [(a, i, j)] + left.items + right.items,
+                                [("binary", r, i, k, j)] + left.rules + right.rules,
+                            )
+                        )
+        for r, (p, c) in enumerate(grammar.unary_rules):
+            if p != a:
+                continue
+            block = grammar.unary_block(r)
+            for child in derive(int(c), i, j):
+                found.append(
+                    Derivation(
+                        block @ child.total,
+                        (block * child.best[None, :]).max(axis=1),
+                        [(a, i, j)] + child.items,
+                        [("unary", r, i, j)] + child.rules,
+                    )
+                )
+        memo[(a, i, j)] = found
+        return found
+
+    return derive(grammar.root, 0, n)
+
+
+def oracle_posteriors(derivations: list[Derivation]):
+    """(Z, item marginals dict, anchored rule posteriors dict) by summing over derivations."""
+    z = sum(float(d.total[0]) for d in derivations)
+    items = defaultdict(float)
+    rules = defaultdict(float)
+    for d in derivations:
+        for item in d.items:
+            items[item] += d.total[0] / z
+        for rule in d.rules:
+            rules[rule] += d.total[0] / z
+    return z, dict(items), dict(rules)
+
+
+def sentence(grammar: LPCFG, n: int, seed: int) -> LexicalScores:
+    rng = np.random.default_rng(seed)
+    return LexicalScores.from_word_ids(
+        grammar, rng.integers(0, len(grammar.words), size=n).tolist()
+    )
