@@ -52,10 +52,14 @@ def stats(
     """Treebank statistics: trees, tokens, vocabulary, labels, function tags, lengths."""
     from .corpora import open_treebank
     from .errors import DataNotFoundError, TreebankFormatError
+    from .trees.normalize import NormalizeOptions
     from .trees.stats import treebank_stats
 
+    # Read with empty elements and indices kept so they can be counted; the
+    # statistics normalise before counting anything else.
+    raw = NormalizeOptions(remove_empty=False, strip_indices=False)
     try:
-        trees, scheme = open_treebank(corpus, split, data_dir=data_dir)
+        trees, scheme = open_treebank(corpus, split, data_dir=data_dir, options=raw)
         result = treebank_stats(trees, scheme)
     except (DataNotFoundError, TreebankFormatError, ValueError) as err:
         _fail(str(err))

@@ -480,3 +480,27 @@ def test_roundtrip_every_tree_of_every_corpus(data_dir, corpus):
     pipeline = TransformPipeline(TransformSpec(scheme=scheme, keep_functions=False))
     for tree in corpus_trees:
         assert pipeline.invert(pipeline.apply(tree)) == strip_functions(tree, scheme)
+
+
+@pytest.mark.parametrize("corpus", list(CORPUS_SCHEMES))
+def test_roundtrip_sample_of_every_corpus(load_corpus, corpus):
+    """Default-run version of the test above: every 25th tree, three settings."""
+    scheme = CORPUS_SCHEMES[corpus]
+    sample = load_corpus(corpus)[::25]
+    for spec in [
+        TransformSpec(scheme=scheme),
+        TransformSpec(
+            scheme=scheme,
+            binarization="head",
+            head_rules=CORPUS_HEAD_RULES.get(corpus, "first"),
+            h_markov=2,
+            v_markov=3,
+        ),
+        TransformSpec(scheme=scheme, binarization="left", h_markov=None, collapse_unary=False),
+    ]:
+        pipeline = TransformPipeline(spec)
+        assert pipeline.invert_all(pipeline.apply_all(sample)) == list(sample)
+    pipeline = TransformPipeline(TransformSpec(scheme=scheme, keep_functions=False))
+    assert [pipeline.invert(pipeline.apply(t)) for t in sample] == [
+        strip_functions(t, scheme) for t in sample
+    ]
