@@ -87,8 +87,46 @@ class Errors(metaclass=_CodedMessages):
     E302 = "Expected {expected} words, got {found}."
     E303 = "Unknown {name} '{value}'. Choose one of: {known}"
     E304 = "Chart posteriors are for {found} words, but the sentence has {expected}."
-    E305 = "A product needs at least one grammar, and one {what} per grammar; got {found} for {expected} grammars."
+    E305 = "A product needs one {what} per grammar; got {found} for {expected} grammars."
     E306 = "The grammars of a product must parse the same sentence; got lengths {lengths}."
+    E307 = (
+        "The {decoder} decoder needs anchored rule posteriors: compute the chart posteriors "
+        "with inside_outside(..., rule_posteriors=True)."
+    )
+    E308 = "A product needs at least one grammar."
+
+    E401 = "Symbol merging needs {detail}."
+    E402 = "Invalid pruning setting {name}={value!r}: {expected}"
+    # Lexicon, parsing models and estimators (E201-E299)
+    E201 = (
+        "This lexicon has no emission weights: fit() computes them, and then they live in the "
+        "grammar (a lexicon read with from_dict only maps words to vocabulary entries)."
+    )
+    E202 = "Cannot compute lexical scores: {detail}"
+    E203 = "The lexicon is not fitted yet: call fit() or fit_counts(), or read a fitted one."
+    E204 = "Invalid lexicon data: {detail}"
+    E205 = "The lexicon does not match the grammar: {detail}"
+    E206 = "Cannot fit the {what}: {detail}"
+    E207 = "Cannot load a parsing model from {source}: {detail}"
+    E208 = (
+        "Model format version {found} in {source} is newer than this version of spacy-lpcfg "
+        "reads (up to {supported}). Upgrade spacy-lpcfg to load it."
+    )
+    E209 = (
+        "Refusing to write a model to {path}: it exists and is not a spacy-lpcfg model "
+        "directory. Choose a new or empty directory."
+    )
+    E210 = "Invalid parsing model: {detail}"
+    E211 = (
+        "This {name} instance is not fitted yet. Call 'fit' with appropriate arguments "
+        "before using it."
+    )
+    E212 = "Invalid parameter '{name}' for estimator {estimator}. Valid parameters are: {valid}."
+    E213 = (
+        "Cannot clone {estimator}: its constructor does not store the parameter '{name}' "
+        "unchanged (estimators must only store their arguments)."
+    )
+    E214 = "Cannot use {value!r} as a random state: use an int, None or a numpy Generator."
 
 
 class TreebankFormatError(ValueError):

@@ -170,6 +170,38 @@ def intermediate_parent(label: str) -> str:
     return label[len(BIN_MARK) : min(ends)]
 
 
+def coarse_label(
+    label: str,
+    scheme: str | LabelScheme = "penn",
+    *,
+    preterminal: bool = False,
+    functions: bool = False,
+    annotations: bool = False,
+) -> str:
+    """A coarser version of a transformed label, for hierarchical pruning.
+
+    Markov context always goes, and annotations and function tags unless kept;
+    unary chains, the intermediate marker and its side stay, so every node of a
+    transformed tree maps to a node of the same shape. With the defaults (the
+    X-bar level): ``@NP-SBJ^S|>PP`` -> ``@NP|>``, ``S-TPC::VP^S`` -> ``S::VP``.
+    POS tags lose only their annotation (unless kept).
+    """
+    if preterminal:
+        return label if annotations else _strip_annotation(label)
+    scheme = get_scheme(scheme)
+    if is_intermediate(label):
+        parent = intermediate_parent(label)
+        side_start = len(BIN_MARK) + len(parent)
+        side = label[side_start : side_start + len(LEFT_CONTEXT)]
+        coarse = coarse_label(parent, scheme, functions=functions, annotations=annotations)
+        return BIN_MARK + coarse + side
+    base, sep, annotation = label.partition(PARENT_SEP)
+    chain = base.split(UNARY_SEP)
+    if not functions:
+        chain = [scheme.category(part) for part in chain]
+    return UNARY_SEP.join(chain) + (sep + annotation if annotations else "")
+
+
 def _strip_annotation(label: str) -> str:
     return label.partition(PARENT_SEP)[0]
 

@@ -1,0 +1,56 @@
+"""Decoders: one chart pass per sentence, turned into a tree by one objective.
+
+Every decoder takes the grammar (or K grammars), the sentence's
+LexicalScores, an optional pruning mask and, when already computed, the
+chart posteriors, and returns a ParseResult in the grammar's transformed
+label space (``TransformPipeline.invert`` maps its tree back). A failed
+result (``has_parse`` False) asks the caller to fall back.
+
+=================  ================================================  ==================
+decoder            objective                                         grammars
+=================  ================================================  ==================
+viterbi_parse      best derivation                                   non-negative
+max_rule_parse     product of anchored rule posteriors               non-negative
+variational_parse  product of rule posteriors / parent marginals     non-negative
+mbr_parse          expected labelled recall, a cost per bracket      any (spectral)
+product_parse      product of K grammars' max-rule scores            non-negative
+product_mbr_parse  mbr on the K members' mean marginals              any
+=================  ================================================  ==================
+"""
+
+from .anchored import AnchoredScores, anchored_scores, sum_anchored_scores
+from .max_rule import max_rule_parse, variational_parse
+from .mbr import mbr_parse, mbr_tree, span_tree
+from .product import product_mbr_parse, product_parse, shares_rules
+from .result import ParseResult
+from .rule_cky import rule_cky
+from .span_marginals import SpanMarginals, span_marginals
+from .viterbi import viterbi_parse
+
+# The single-grammar decoders by name: decoder(grammar, lexical, mask=None, *, posteriors=None).
+DECODERS = {
+    "viterbi": viterbi_parse,
+    "max_rule": max_rule_parse,
+    "variational": variational_parse,
+    "mbr": mbr_parse,
+}
+
+__all__ = [
+    "DECODERS",
+    "AnchoredScores",
+    "ParseResult",
+    "SpanMarginals",
+    "anchored_scores",
+    "max_rule_parse",
+    "mbr_parse",
+    "mbr_tree",
+    "product_mbr_parse",
+    "product_parse",
+    "rule_cky",
+    "shares_rules",
+    "span_marginals",
+    "span_tree",
+    "sum_anchored_scores",
+    "variational_parse",
+    "viterbi_parse",
+]

@@ -1,0 +1,151 @@
+"""Products of grammars (Petrov 2010) and summed marginals of noisy models.
+
+``product_parse`` scores a coarse tree by the product over K grammars of
+their max-rule-product scores (Le Roux et al. 2013, equations 4-6). When the
+grammars share their rules (same symbols, same binary and unary rules: EM
+runs from different seeds, noisy clustering models) the log factors of each
+anchored rule are added and the rule CKY decodes the sum. Otherwise (different
+binarisations, say) the product is taken over span-factored posteriors of
+natural labels (``span_marginals``: annotations stripped, matched by name):
+each of the n(n+1)/2 spans carries label l with probability mu(l) or no
+natural label with probability 1 - sum_l mu(l), spans outside the tree carry
+none, so a tree's log score is a constant plus the sum over its labelled
+spans of ``sum_k log(mu_k(l) / (1 - sum_l' mu_k(l')))`` (probabilities
+clipped to [1e-10, 1], which also covers signed grammars); the span CKY
+decodes it.
+
+``product_mbr_parse`` averages the K members' marginals and decodes them
+with ``mbr`` (the combination used for noisy spectral models, whose
+marginals can be negative).
+
+Members whose chart has no parse are left out; the result fails only when no
+member parses (or, for shared rules, when no tree uses only anchored rules
+that every parsing member has).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..chart import ChartPosteriors
+from ..errors import Errors
+from ..grammar import LPCFG, LexicalScores
+from .anchored import anchored_scores, sum_anchored_scores
+from .charts import chart_posteriors
+from .mbr import DEFAULT_THRESHOLD, mbr_tree, span_tree
+from .result import ParseResult
+from .rule_cky import rule_cky
+from .span_marginals import SpanMarginals, aligned, span_marginals
+
+MIN_PROBABILITY = 1e-10  # clip for span-level log probabilities (zero or negative marginals)
+
+
+def product_parse(
+    grammars: Sequence[LPCFG],
+    lexicals: Sequence[LexicalScores],
+    masks: Sequence[np.ndarray | None] | None = None,
+    *,
+    posteriors: Sequence[ChartPosteriors] | None = None,
+) -> ParseResult:
+    """The coarse tree maximising the product of K grammars' scores (module docstring).
+
+    grammars (Sequence[LPCFG]): the K >= 1 grammars (non-negative weights).
+    lexicals (Sequence[LexicalScores]): the sentence's preterminal scores for each grammar.
+    masks (Sequence[np.ndarray | None] | None): a pruning mask per grammar, or None.
+    posteriors (Sequence[ChartPosteriors] | None): the members' inside_outside results
+        when already computed (with rule posteriors when the grammars share rules).
+    RETURNS (ParseResult): the parse, or a failed result.
+    """
+    shared = bool(grammars) and shares_rules(grammars)
+    charts = _member_charts(grammars, lexicals, masks, posteriors, rule_posteriors=shared)
+    members = [(grammar, chart) for grammar, chart in zip(grammars, charts) if chart.has_parse]
+    if not members:
+        return ParseResult.failure(lexicals[0].n_words, "product")
+    if shared:
+        parts = [anchored_scores(grammar, chart, "max_rule") for grammar, chart in members]
+        return rule_cky(grammars[0], sum_anchored_scores(parts), "product")
+    parts = aligned([span_marginals(grammar, chart) for grammar, chart in members])
+    label_scores = sum(_log_odds(part) for part in parts)
+    tag_scores = sum(np.log(np.clip(part.tag_marginals, MIN_PROBABILITY, 1.0)) for part in parts)
+    return span_tree(label_scores, parts[0].labels, tag_scores, parts[0].tags, "product")
+
+
+def product_mbr_parse(
+    grammars: Sequence[LPCFG],
+    lexicals: Sequence[LexicalScores],
+    masks: Sequence[np.ndarray | None] | None = None,
+    *,
+    posteriors: Sequence[ChartPosteriors] | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> ParseResult:
+    """The maximum expected recall tree for the K members' mean marginals.
+
+    Arguments as for product_parse (signed grammars welcome); `threshold` as for
+    mbr_parse.
+    RETURNS (ParseResult): the parse, or a failed result.
+    """
+    charts = _member_charts(grammars, lexicals, masks, posteriors, rule_posteriors=False)
+    members = [(grammar, chart) for grammar, chart in zip(grammars, charts) if chart.has_parse]
+    parts = aligned([span_marginals(grammar, chart) for grammar, chart in members])
+    if not parts:
+        return ParseResult.failure(lexicals[0].n_words, "product_mbr")
+    mean = SpanMarginals(
+        parts[0].labels,
+        sum(part.marginals for part in parts) / len(parts),
+        parts[0].tags,
+        sum(part.tag_marginals for part in parts) / len(parts),
+    )
+    return mbr_tree(mean, threshold=threshold, decoder="product_mbr")
+
+
+def shares_rules(grammars: Sequence[LPCFG]) -> bool:
+    """Whether the grammars have the same symbols and binary and unary rules."""
+    first = grammars[0]
+    return all(
+        grammar is first
+        or (
+            grammar.symbols == first.symbols
+            and np.array_equal(grammar.binary_rules, first.binary_rules)
+            and np.array_equal(grammar.unary_rules, first.unary_rules)
+        )
+        for grammar in grammars[1:]
+    )
+
+
+def _log_odds(part: SpanMarginals) -> np.ndarray:
+    """float64 (n+1, n+1, L): log(mu(l) / (1 - sum_l' mu(l'))) per span, clipped."""
+    labelled = np.clip(part.marginals, MIN_PROBABILITY, 1.0)
+    unlabelled = np.clip(1.0 - part.marginals.sum(axis=2, keepdims=True), MIN_PROBABILITY, 1.0)
+    return np.log(labelled) - np.log(unlabelled)
+
+
+def _member_charts(
+    grammars: Sequence[LPCFG],
+    lexicals: Sequence[LexicalScores],
+    masks: Sequence[np.ndarray | None] | None,
+    posteriors: Sequence[ChartPosteriors] | None,
+    *,
+    rule_posteriors: bool,
+) -> list[ChartPosteriors]:
+    """Each member's chart posteriors, after checking the arguments fit together."""
+    k = len(grammars)
+    if k == 0:
+        raise ValueError(Errors.E308)
+    for what, given in (("lexical scores", lexicals), ("mask", masks), ("posteriors", posteriors)):
+        if given is not None and len(given) != k:
+            raise ValueError(Errors.E305.format(what=what, found=len(given), expected=k))
+    lengths = sorted({lexical.n_words for lexical in lexicals})
+    if len(lengths) > 1:
+        raise ValueError(Errors.E306.format(lengths=lengths))
+    return [
+        chart_posteriors(
+            grammar,
+            lexical,
+            None if masks is None else masks[i],
+            None if posteriors is None else posteriors[i],
+            rule_posteriors=rule_posteriors,
+        )
+        for i, (grammar, lexical) in enumerate(zip(grammars, lexicals))
+    ]
