@@ -21,24 +21,20 @@ product_mbr_parse  mbr on the K members' mean marginals              any
 from .anchored import AnchoredScores, anchored_scores, sum_anchored_scores
 from .max_rule import max_rule_parse, variational_parse
 from .mbr import mbr_parse, mbr_tree, span_tree
+from .parser import Parse, Parser
 from .product import product_mbr_parse, product_parse, shares_rules
+from .registry import DECODERS
 from .result import ParseResult
 from .rule_cky import rule_cky
 from .span_marginals import SpanMarginals, span_marginals
 from .viterbi import viterbi_parse
 
-# The single-grammar decoders by name: decoder(grammar, lexical, mask=None, *, posteriors=None).
-DECODERS = {
-    "viterbi": viterbi_parse,
-    "max_rule": max_rule_parse,
-    "variational": variational_parse,
-    "mbr": mbr_parse,
-}
-
 __all__ = [
     "DECODERS",
     "AnchoredScores",
+    "Parse",
     "ParseResult",
+    "Parser",
     "SpanMarginals",
     "anchored_scores",
     "max_rule_parse",

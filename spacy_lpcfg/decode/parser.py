@@ -1,0 +1,194 @@
+"""The parser: model + pruning cascade + decoder + fallbacks, one sentence at a time.
+
+For each sentence: lexical scores from the model's lexicon, a pruning mask
+from the coarse-to-fine cascade, the chart of the final grammar over the mask,
+the decoder, and the inverse transforms back to treebank labels. A sentence is
+never dropped. When a step finds no parse the parser falls back, and counts
+it, in this order:
+
+``lower_threshold``  the cascade again with the threshold divided by 1000;
+``no_pruning``       every item with a non-zero coarse posterior (sentences of
+                     at most ``EXHAUSTIVE_LENGTH`` words);
+``flat``             a flat tree: the grammar's most likely root category over
+                     the best tag of each word.
+
+Sentences longer than ``max_length`` words skip straight to ``flat`` (counted
+as ``too_long``): chart memory grows with the square of the length.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..chart import inside_outside
+from ..chart.pruning import PruningCascade
+from ..errors import Errors
+from ..grammar import LPCFG, LexicalScores
+from ..grammar.model import ParsingModel
+from ..grammar.symbols import PHRASAL
+from ..trees.transforms import coarse_label
+from ..trees.tree import ROOT_LABEL, Tree
+from .registry import DECODERS
+from .result import ParseResult
+
+EXHAUSTIVE_LENGTH = 60
+FALLBACKS = ("lower_threshold", "no_pruning", "flat", "too_long")
+# Pruning levels, coarsest first, as keyword arguments of coarse_label.
+DEFAULT_LEVELS = ({}, {"annotations": True})
+
+
+@dataclass(frozen=True)
+class Parse:
+    """tree (Tree): the parse in the treebank's labels, rooted at TOP.
+    fallback (str | None): the fallback that produced it; None on the normal path.
+    """
+
+    tree: Tree
+    fallback: str | None = None
+
+
+class Parser:
+    """Parses tokenised sentences with a trained model.
+
+    model (ParsingModel): the grammar, lexicon and transforms.
+    decoder (str): "max_rule", "variational", "viterbi" or "mbr". Defaults to "max_rule".
+    prune_threshold (float): posterior threshold of every pruning level. Defaults to 1e-4.
+    levels (Sequence[dict]): the merged pruning levels, coarsest first, as keyword
+        arguments of ``trees.transforms.coarse_label``. Defaults to X-bar, then
+        X-bar with parent annotations.
+    use_tags (str): "auto", "constrain" or "ignore" given tags (``Lexicon.lexical_scores``).
+    max_length (int): longer sentences get a flat tree. Defaults to 150.
+    """
+
+    def __init__(
+        self,
+        model: ParsingModel,
+        *,
+        decoder: str = "max_rule",
+        prune_threshold: float = 1e-4,
+        levels: Sequence[dict] = DEFAULT_LEVELS,
+        use_tags: str = "auto",
+        max_length: int = 150,
+    ):
+        if decoder not in DECODERS:
+            raise ValueError(
+                Errors.E012.format(
+                    name="decoder", value=decoder, expected="one of " + ", ".join(DECODERS)
+                )
+            )
+        if not isinstance(max_length, int) or max_length < 1:
+            raise ValueError(
+                Errors.E012.format(name="max_length", value=max_length, expected="an int >= 1")
+            )
+        self.model = model
+        self.decoder = decoder
+        self.use_tags = use_tags
+        self.max_length = max_length
+        self.pipeline = model.pipeline
+        grammar = model.grammar
+        kinds = [grammar.symbols.kind(i) for i in range(grammar.n_symbols)]
+        level_names = [
+            [
+                coarse_label(name, model.label_scheme, preterminal=kind == "preterminal", **options)
+                for name, kind in zip(grammar.symbols.names, kinds)
+            ]
+            for options in levels
+        ]
+        self.cascade = PruningCascade(grammar, level_names, threshold=prune_threshold)
+        self.fallbacks: Counter[str] = Counter()
+
+    @property
+    def grammar(self) -> LPCFG:
+        return self.model.grammar
+
+    def parse(self, words: Sequence[str], tags: Sequence[str | None] | None = None) -> Parse:
+        """Parse one sentence of at least one token; tags are optional."""
+        words = list(words)
+        lexical = self.model.lexical_scores(words, tags, self.use_tags)
+        coarse_lexical = (
+            lexical
+            if self.cascade.coarse is self.grammar
+            else self.model.lexicon.lexical_scores(self.cascade.coarse, words, tags, self.use_tags)
+        )
+        if len(words) > self.max_length:
+            return self._flat(words, coarse_lexical, "too_long")
+        threshold = self.cascade.threshold
+        attempts = [(threshold, None), (threshold * 1e-3, "lower_threshold")]
+        if len(words) <= EXHAUSTIVE_LENGTH:
+            attempts.append((0.0, "no_pruning"))
+        for attempt_threshold, fallback in attempts:
+            result = self._decode(lexical, coarse_lexical, attempt_threshold)
+            if result is not None:
+                if fallback:
+                    self.fallbacks[fallback] += 1
+                return Parse(self.pipeline.invert(result.to_tree(words)), fallback)
+        return self._flat(words, coarse_lexical, "flat")
+
+    def parse_all(
+        self,
+        sentences: Iterable[Sequence[str]],
+        tags: Iterable[Sequence[str | None] | None] | None = None,
+        *,
+        progress: bool = False,
+        total: int | None = None,
+    ) -> list[Parse]:
+        """Parse many sentences (with a tqdm bar on stderr when ``progress``)."""
+        sentences = list(sentences)
+        tag_lists = list(tags) if tags is not None else [None] * len(sentences)
+        items = zip(sentences, tag_lists)
+        if progress:
+            from tqdm import tqdm
+
+            items = tqdm(items, total=total or len(sentences), desc="parsing", unit="sent")
+        return [self.parse(words, sentence_tags) for words, sentence_tags in items]
+
+    def _decode(
+        self, lexical: LexicalScores, coarse_lexical: LexicalScores, threshold: float
+    ) -> ParseResult | None:
+        pruned = self.cascade.prune(coarse_lexical, threshold=threshold)
+        if pruned.mask is None:
+            return None
+        decode = DECODERS[self.decoder]
+        if self.decoder == "viterbi":
+            result = decode(self.grammar, lexical, pruned.mask)
+        else:
+            chart = inside_outside(
+                self.grammar, lexical, pruned.mask, rule_posteriors=self.decoder != "mbr"
+            )
+            if not chart.has_parse:
+                return None
+            result = decode(self.grammar, lexical, pruned.mask, posteriors=chart)
+        return result if result.has_parse else None
+
+    def _flat(self, words: list[str], coarse_lexical: LexicalScores, reason: str) -> Parse:
+        self.fallbacks[reason] += 1
+        grammar = self.cascade.coarse
+        names = grammar.symbols.names
+        best_tags = {}
+        for position, tag, value in zip(
+            coarse_lexical.positions.tolist(), coarse_lexical.tags.tolist(), coarse_lexical.values
+        ):
+            if position not in best_tags or value > best_tags[position][0]:
+                best_tags[position] = (value, tag)
+        leaves = tuple(
+            Tree.leaf(names[best_tags[i][1]] if i in best_tags else "X", word)
+            for i, word in enumerate(words)
+        )
+        tree = Tree(ROOT_LABEL, (Tree(self._root_category(), leaves),))
+        return Parse(self.pipeline.invert(tree), reason)
+
+    def _root_category(self) -> str:
+        """The phrasal category most likely directly below TOP."""
+        grammar = self.cascade.coarse
+        rules = grammar.unary_rules
+        below_root = np.flatnonzero(
+            (rules[:, 0] == grammar.root) & (grammar.symbols.kind_codes[rules[:, 1]] == PHRASAL)
+        )
+        if not len(below_root):
+            return "X"
+        best = below_root[np.argmax(grammar.unary_weights[below_root])]
+        return grammar.symbols.name(int(rules[best, 1]))
