@@ -1,0 +1,260 @@
+"""Emission weights of a lexicon: counts per tag state and the Berkeley smoothing.
+
+The formulas are in ``lexicon.py``'s docstring. Tag states are numbered
+consecutively tag by tag (``TagStates``); the known words' counts arrive as a
+dict, the signature classes' as dense rows over the states of the open tags
+(``ClassCounts``), and the result is one weight block per (tag, entry) pair
+(``EmissionTable``), turned into LPCFG lexical arrays for a symbol table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import Errors
+from .signatures import UNKNOWN_CLASS
+from .symbols import PRETERMINAL, SymbolTable
+
+TokenKey = tuple[str, str, bool]  # (word, tag, first word of its sentence)
+
+
+class TagStates:
+    """The latent states of the lexicon's tags, numbered consecutively tag by tag."""
+
+    def __init__(self, tags: list[str], n_states: Mapping[str, int]):
+        self.tags = tags
+        self.tag_ids = {tag: i for i, tag in enumerate(tags)}
+        self.sizes = np.array([n_states.get(tag, 1) for tag in tags], dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
+        self.n_states = int(self.offsets[-1])
+        self.tag_of_state = np.repeat(np.arange(len(tags)), self.sizes)
+
+    def bounds(self, tag: int) -> tuple[int, int]:
+        return int(self.offsets[tag]), int(self.offsets[tag + 1])
+
+    def slice(self, tag: int) -> slice:
+        return slice(*self.bounds(tag))
+
+    def check(self, key: TokenKey, value: Any) -> np.ndarray:
+        """The count of a token key as float64[n_states[tag]]; ValueError if malformed."""
+        size = self.sizes[self.tag_ids[key[1]]]
+        vector = np.asarray(value, dtype=np.float64).reshape(-1)
+        if vector.shape != (size,) or not np.isfinite(vector).all() or vector.min() < 0:
+            detail = f"{key} has weights {vector.tolist()}; tag {key[1]!r} has {size} states"
+            raise ValueError(Errors.E204.format(detail=detail))
+        return vector
+
+
+class ClassCounts:
+    """Counts of the signature classes over the open states (a dense row per class)."""
+
+    def __init__(self, states: np.ndarray, state_offsets: np.ndarray):
+        self.states = states  # int64[n_open]: the open states, increasing
+        self.column = np.full(int(state_offsets[-1]), -1)
+        self.column[states] = np.arange(len(states))
+        self.state_offsets = state_offsets
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.parents: list[int] = []  # -1 for UNK
+        self.rows: list[np.ndarray] = []
+        self.total = 0.0
+
+    @property
+    def root(self) -> int:
+        return self.index[UNKNOWN_CLASS]
+
+    def _row(self, name: str, parent: int) -> int:
+        row = self.index.get(name)
+        if row is None:
+            row = self.index[name] = len(self.names)
+            self.names.append(name)
+            self.parents.append(parent)
+            self.rows.append(np.zeros(len(self.states)))
+        return row
+
+    def add(self, chain: tuple[str, ...], tag: int, vector: np.ndarray) -> None:
+        columns = self.column[self.state_offsets[tag] : self.state_offsets[tag + 1]]
+        parent = -1
+        for name in reversed(chain):  # coarsest first, so parents get rows first
+            parent = self._row(name, parent)
+            self.rows[parent][columns] += vector
+        self.total += float(vector.sum())
+
+    def add_prior(self, distribution: np.ndarray) -> None:
+        """UNK alone with the given distribution over all states and one token."""
+        self.rows[self._row(UNKNOWN_CLASS, -1)] += distribution[self.states]
+        self.total = 1.0
+
+    @property
+    def token_counts(self) -> np.ndarray:
+        """float64[n_classes]: c(s)."""
+        return np.array([row.sum() for row in self.rows])
+
+    def distribution(self, row: int) -> np.ndarray:
+        return self.rows[row] / self.rows[row].sum()
+
+    def probabilities(self, smoothing: float) -> np.ndarray:
+        """float64[n_classes, n_open]: P(x | s), each class smoothed towards its parent."""
+        probabilities = np.zeros((len(self.names), len(self.states)))
+        # parents have smaller row ids than their children (rows are created coarse first)
+        for row, parent in enumerate(self.parents):
+            counts = self.rows[row]
+            if parent < 0:
+                probabilities[row] = counts / counts.sum()
+            else:
+                probabilities[row] = (counts + smoothing * probabilities[parent]) / (
+                    counts.sum() + smoothing
+                )
+        return probabilities
+
+
+class EmissionTable:
+    """Emission weights as blocks per (tag, entry) pair, in the lexicon's tag order."""
+
+    def __init__(self, tags, pair_tags, pair_entries, offsets, weights):
+        self.tags = tags  # tag names; pair_tags index them
+        self.pair_tags = pair_tags
+        self.pair_entries = pair_entries
+        self.offsets = offsets
+        self.weights = weights
+
+    @classmethod
+    def from_coordinates(
+        cls, entries: np.ndarray, states: np.ndarray, values: np.ndarray, tag_states: TagStates
+    ) -> EmissionTable:
+        """Sum duplicate (entry, state) values and group them into (tag, entry) blocks;
+        a pair has a block of all its tag's states (zeros where nothing was counted)."""
+        n_states = tag_states.n_states
+        keys, inverse = np.unique(entries * n_states + states, return_inverse=True)
+        sums = np.bincount(inverse, values, minlength=len(keys))
+        cell_entries, cell_states = np.divmod(keys, n_states)
+        cell_tags = tag_states.tag_of_state[cell_states]
+        n_entries = int(cell_entries.max(initial=0)) + 1
+        pair_keys, pair_of_cell = np.unique(
+            cell_tags * n_entries + cell_entries, return_inverse=True
+        )
+        pairs = np.stack(np.divmod(pair_keys, n_entries), axis=1)  # (tag, entry), sorted
+        pair_sizes = tag_states.sizes[pairs[:, 0]]
+        offsets = np.concatenate([[0], np.cumsum(pair_sizes)]).astype(np.int64)
+        weights = np.zeros(int(offsets[-1]))
+        weights[offsets[pair_of_cell] + cell_states - tag_states.offsets[cell_tags]] = sums
+        # pairs whose weights all came out zero (a zero pseudo-count, say) are no rules
+        magnitude = np.bincount(pair_of_cell, np.abs(sums), minlength=len(pairs))
+        keep = np.flatnonzero(magnitude > 0)
+        return cls(
+            tag_states.tags,
+            pairs[keep, 0],
+            pairs[keep, 1],
+            np.concatenate([[0], np.cumsum(pair_sizes[keep])]).astype(np.int64),
+            weights[block_positions(offsets, keep)],
+        )
+
+    def lexical_arrays(self, symbols: SymbolTable) -> dict[str, np.ndarray]:
+        """The blocks as LPCFG lexical arrays, sorted by (symbol id of the tag, entry)."""
+        symbol_ids = np.array([symbols.index(tag) for tag in self.tags], dtype=np.int64)
+        not_preterminal = [
+            tag for tag, s in zip(self.tags, symbol_ids) if symbols.kind_codes[s] != PRETERMINAL
+        ]
+        if not_preterminal:
+            detail = f"tags {not_preterminal[:5]} are not preterminals of the grammar"
+            raise ValueError(Errors.E205.format(detail=detail))
+        parents = symbol_ids[self.pair_tags]
+        order = np.lexsort((self.pair_entries, parents))
+        sizes = np.diff(self.offsets)[order]
+        return {
+            "lexical_rules": np.stack([parents[order], self.pair_entries[order]], axis=1).astype(
+                np.int32
+            ),
+            "lexical_offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            "lexical_weights": self.weights[block_positions(self.offsets, order)],
+        }
+
+
+def open_tags(
+    states: TagStates,
+    known_counts: Mapping[tuple[str, int], np.ndarray],
+    rare: Sequence[tuple[str, int, bool, np.ndarray]],
+    threshold: float,
+) -> np.ndarray:
+    """bool[n_tags]: the tags that emit unknown words.
+
+    Those with at least `threshold` rare tokens, and those with rare tokens but
+    no known ones (else they could emit nothing); if that leaves none, every
+    tag with rare tokens.
+    """
+    rare_per_tag = np.zeros(len(states.tags))
+    known_per_tag = np.zeros(len(states.tags))
+    for _, tag, _, vector in rare:
+        rare_per_tag[tag] += vector.sum()
+    for (_, tag), vector in known_counts.items():
+        known_per_tag[tag] += vector.sum()
+    is_open = (rare_per_tag >= threshold) & (rare_per_tag > 0)
+    is_open |= (rare_per_tag > 0) & (known_per_tag == 0)
+    return is_open if is_open.any() else rare_per_tag > 0
+
+
+def estimate_emissions(
+    known_sorted: Sequence[str],
+    known_counts: Mapping[tuple[str, int], np.ndarray],
+    classes: ClassCounts,
+    state_counts: np.ndarray,
+    states: TagStates,
+    *,
+    smooth_threshold: float,
+    word_smoothing: float,
+    signature_smoothing: float,
+) -> EmissionTable:
+    """P(e | x) for the known words (entry ids in order) and then the classes (by name).
+
+    known_sorted (Sequence[str]): the known words, in entry order.
+    known_counts (Mapping): (known word, tag id) -> float64[m_tag] counts.
+    classes (ClassCounts): the class counts of the rare tokens of open tags.
+    state_counts (np.ndarray): float64[n_states], c(x) over the tokens described.
+    states (TagStates): the tags' states.
+    RETURNS (EmissionTable): the weights, built from coordinate lists (entry, state, value).
+    """
+    n_open = len(classes.states)
+    p_unknown = classes.distribution(classes.root)  # P(x | U) over classes.states
+    entry_ids = {word: i for i, word in enumerate(known_sorted)}
+    own_entries, own_states, own_values = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], []
+    for (word, tag), vector in known_counts.items():
+        own_entries.append(np.full(len(vector), entry_ids[word]))
+        own_states.append(np.arange(*states.bounds(tag)))
+        own_values.append(vector)
+    own_entries, own_states = np.concatenate(own_entries), np.concatenate(own_states)
+    own_values = np.concatenate(own_values) if own_values else np.zeros(0)
+    entry_counts = np.bincount(own_entries, own_values, minlength=len(known_sorted))
+    entry_counts = entry_counts.astype(np.float64)  # bincount of nothing gives int64
+    smoothed = np.flatnonzero(entry_counts <= smooth_threshold)
+    lam = word_smoothing
+    word_entries = np.concatenate([own_entries, np.repeat(smoothed, n_open)])
+    word_states = np.concatenate([own_states, np.tile(classes.states, len(smoothed))])
+    word_values = np.concatenate([own_values, np.tile(lam * p_unknown, len(smoothed))])
+    denominators = entry_counts.copy()
+    denominators[smoothed] += lam
+    # P(x | w) * c(w); the division by c(x) comes last, for classes too
+    word_values = word_values / denominators[word_entries] * entry_counts[word_entries]
+
+    order = np.array(sorted(range(len(classes.names)), key=classes.names.__getitem__))
+    class_entries = len(known_sorted) + np.repeat(np.arange(len(order)), n_open)
+    class_states = np.tile(classes.states, len(order))
+    class_values = (
+        classes.probabilities(signature_smoothing)[order] * classes.token_counts[order, None]
+    ).ravel()
+
+    entries = np.concatenate([word_entries, class_entries])
+    all_states = np.concatenate([word_states, class_states])
+    values = np.concatenate([word_values, class_values])
+    denominator = state_counts[all_states]
+    values = np.divide(values, denominator, out=np.zeros_like(values), where=denominator > 0)
+    return EmissionTable.from_coordinates(entries, all_states, values, states)
+
+
+def block_positions(offsets: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """int64: the positions of the given blocks of a flat array, concatenated in order."""
+    starts = offsets[blocks]
+    sizes = offsets[blocks + 1] - starts
+    return np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())

@@ -1,0 +1,364 @@
+"""A trained parser on disk: grammar, lexicon, transforms and configuration.
+
+A model directory holds::
+
+    cfg.json          format and version, estimator name and parameters, training
+                      facts, language, label scheme, sizes (checked on load)
+    transforms.json   the TransformSpec of the trees the grammar is over
+    lexicon.json      known words and unknown-word classes (Lexicon.to_dict)
+    grammar.json  symbols.json  words.json  grammar.npz    the grammar (LPCFG.to_disk)
+    grammars/0/ ...   optional extra grammars over the same vocabulary (coarse
+                      grammars for pruning, members of an ensemble), same four files
+
+``to_disk`` writes into a temporary directory beside the target and renames it
+into place, so an interrupted save leaves no half-written model. ``to_bytes``
+packs the same files into one zip archive. Nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..about import __version__
+from ..errors import Errors, GrammarError
+from ..trees.transforms import TransformPipeline, TransformSpec
+from .lexical_scores import LexicalScores
+from .lexicon import Lexicon
+from .lpcfg import LPCFG
+from .serialization import MEMBERS as GRAMMAR_FILES
+from .serialization import decode_members, pack_zip, unpack_zip
+
+MODEL_FORMAT = "spacy-lpcfg model"
+MODEL_VERSION = 1
+CFG, TRANSFORMS, LEXICON = "cfg.json", "transforms.json", "lexicon.json"
+EXTRA_GRAMMARS = "grammars"
+
+
+class ParsingModel:
+    """Everything a parser needs, saved and loaded as one directory.
+
+    grammar (LPCFG): the grammar; its vocabulary is the lexicon's entries.
+    lexicon (Lexicon): a fitted lexicon.
+    transform (TransformSpec): the transforms the grammar's trees went through.
+    estimator (str): name of the estimator that made the grammar. Defaults to "".
+    params (Mapping | None): its parameters, JSON-serialisable.
+    training (Mapping | None): facts about the training data (JSON), e.g. tree counts.
+    extra_grammars (Sequence[LPCFG]): more grammars over the same vocabulary.
+    RAISES GrammarError: the parts do not fit together.
+    """
+
+    def __init__(
+        self,
+        grammar: LPCFG,
+        lexicon: Lexicon,
+        transform: TransformSpec,
+        *,
+        estimator: str = "",
+        params: Mapping[str, Any] | None = None,
+        training: Mapping[str, Any] | None = None,
+        extra_grammars: Sequence[LPCFG] = (),
+    ):
+        self.grammar = grammar
+        self.lexicon = lexicon
+        self.transform = transform
+        self.estimator = estimator
+        self.params = dict(params or {})
+        self.training = dict(training or {})
+        self.extra_grammars = tuple(extra_grammars)
+        try:
+            lexicon.check(grammar)
+        except ValueError as exc:
+            raise GrammarError(Errors.E210.format(detail=str(exc))) from None
+        for i, extra in enumerate(self.extra_grammars):
+            if extra.words != grammar.words:
+                detail = f"extra grammar {i} has another vocabulary than the grammar"
+                raise GrammarError(Errors.E210.format(detail=detail))
+        try:
+            json.dumps([self.params, self.training])
+        except (TypeError, ValueError) as exc:
+            detail = f"params and training must be JSON-serialisable ({exc})"
+            raise GrammarError(Errors.E210.format(detail=detail)) from None
+
+    @property
+    def language(self) -> str:
+        return self.lexicon.language
+
+    @property
+    def label_scheme(self) -> str:
+        return self.transform.scheme
+
+    @property
+    def pipeline(self) -> TransformPipeline:
+        """The transforms, to invert parses into treebank labels."""
+        return TransformPipeline(self.transform)
+
+    def lexical_scores(
+        self,
+        words: Sequence[str],
+        tags: Sequence[str | None] | None = None,
+        use_tags: str = "auto",
+    ) -> LexicalScores:
+        """``Lexicon.lexical_scores`` under the model's grammar."""
+        return self.lexicon.lexical_scores(self.grammar, words, tags, use_tags)
+
+    # Serialisation -------------------------------------------------------------
+
+    @property
+    def cfg(self) -> dict[str, Any]:
+        """The content of cfg.json."""
+        return {
+            "format": MODEL_FORMAT,
+            "format_version": MODEL_VERSION,
+            "spacy_lpcfg_version": __version__,
+            "estimator": {"name": self.estimator, "params": self.params},
+            "training": self.training,
+            "language": self.language,
+            "label_scheme": self.label_scheme,
+            "grammar": _sizes(self.grammar),
+            "extra_grammars": [
+                {"path": _extra_dir(i), **_sizes(extra)}
+                for i, extra in enumerate(self.extra_grammars)
+            ],
+        }
+
+    def _members(self) -> dict[str, bytes]:
+        """File path (relative, '/'-separated) -> content."""
+        members = {
+            CFG: _json_bytes(self.cfg),
+            TRANSFORMS: _json_bytes(self.transform.to_dict()),
+            LEXICON: _json_bytes(self.lexicon.to_dict()),
+        }
+        members.update(unpack_zip(self.grammar.to_bytes(), "grammar"))
+        for i, extra in enumerate(self.extra_grammars):
+            for name, data in unpack_zip(extra.to_bytes(), "grammar").items():
+                members[f"{_extra_dir(i)}/{name}"] = data
+        return members
+
+    def to_bytes(self) -> bytes:
+        """The model files as one zip archive (byte-identical for equal models)."""
+        return pack_zip(self._members())
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ParsingModel:
+        """Read ``to_bytes`` output. RAISES GrammarError: corrupt or newer data."""
+        try:
+            members = unpack_zip(data, "bytes")
+        except GrammarError:
+            detail = "not a readable zip archive of model files"
+            raise GrammarError(Errors.E207.format(source="bytes", detail=detail)) from None
+        return cls._from_members(members, "bytes")
+
+    def to_disk(self, path: str | Path) -> None:
+        """Write the model directory atomically (temporary directory, then rename).
+
+        An existing model directory (or an empty directory) at `path` is replaced.
+        RAISES GrammarError: `path` is a file or a non-empty directory that is not a model.
+        """
+        path = Path(path)
+        _check_replaceable(path)
+        members = self._members()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(
+            tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+        )
+        try:
+            for name, data in members.items():
+                target = partial.joinpath(*name.split("/"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            _replace_directory(partial, path)
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+
+    @classmethod
+    def from_disk(cls, path: str | Path) -> ParsingModel:
+        """Read a model directory. RAISES GrammarError naming the missing or bad file."""
+        path = Path(path)
+        if not path.is_dir():
+            raise GrammarError(Errors.E207.format(source=path, detail="not a directory"))
+        cfg = _read_cfg(_read_file(path, CFG), path)
+        names = [CFG, TRANSFORMS, LEXICON, *GRAMMAR_FILES]
+        for i in range(len(cfg["extra_grammars"])):
+            names.extend(f"{_extra_dir(i)}/{name}" for name in GRAMMAR_FILES)
+        members = {name: _read_file(path, name) for name in names}
+        return cls._from_members(members, str(path))
+
+    @classmethod
+    def _from_members(cls, members: Mapping[str, bytes], source: str) -> ParsingModel:
+        def fail(detail: str) -> GrammarError:
+            return GrammarError(Errors.E207.format(source=source, detail=detail))
+
+        missing = [name for name in (CFG, TRANSFORMS, LEXICON) if name not in members]
+        if missing:
+            raise fail(f"missing {', '.join(missing)}")
+        cfg = _read_cfg(members[CFG], source)
+        try:
+            transform = TransformSpec.from_dict(_read_json(members[TRANSFORMS], TRANSFORMS, source))
+        except (ValueError, TypeError) as exc:
+            raise fail(f"{TRANSFORMS}: {exc}") from None
+        try:
+            lexicon = Lexicon.from_dict(_read_json(members[LEXICON], LEXICON, source))
+        except ValueError as exc:
+            raise fail(f"{LEXICON}: {exc}") from None
+        grammar = _read_grammar(members, "", cfg["grammar"], source)
+        extras = [
+            _read_grammar(members, _extra_dir(i) + "/", sizes, source)
+            for i, sizes in enumerate(cfg["extra_grammars"])
+        ]
+        if len(lexicon.entries) != len(grammar.words):
+            raise fail(
+                f"{LEXICON} has {len(lexicon.entries)} vocabulary entries, "
+                f"words.json has {len(grammar.words)} words"
+            )
+        for key, found in (("language", lexicon.language), ("label_scheme", transform.scheme)):
+            if cfg.get(key, found) != found:
+                raise fail(f"{CFG} says {key} {cfg[key]!r}, the model files say {found!r}")
+        estimator = cfg.get("estimator", {})
+        try:
+            return cls(
+                grammar,
+                lexicon,
+                transform,
+                estimator=estimator.get("name", ""),
+                params=estimator.get("params", {}),
+                training=cfg.get("training", {}),
+                extra_grammars=extras,
+            )
+        except GrammarError as exc:
+            raise fail(str(exc)) from None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ParsingModel):
+            return NotImplemented
+        return self._members() == other._members()
+
+    __hash__ = None  # equality compares contents
+
+    def __repr__(self) -> str:
+        extra = f", {len(self.extra_grammars)} extra grammars" if self.extra_grammars else ""
+        return f"ParsingModel({self.estimator or 'unknown estimator'}, {self.grammar!r}{extra})"
+
+
+def _extra_dir(index: int) -> str:
+    return f"{EXTRA_GRAMMARS}/{index}"
+
+
+def _sizes(grammar: LPCFG) -> dict[str, int]:
+    return {"symbols": grammar.n_symbols, "words": len(grammar.words)}
+
+
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1).encode("utf8")
+
+
+def _read_json(data: bytes, name: str, source: str | Path) -> Any:
+    try:
+        return json.loads(data.decode("utf8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        detail = f"{name} is not valid JSON ({exc})"
+        raise GrammarError(Errors.E207.format(source=source, detail=detail)) from None
+
+
+def _read_file(directory: Path, name: str) -> bytes:
+    file = directory.joinpath(*name.split("/"))
+    if not file.is_file():
+        raise GrammarError(Errors.E207.format(source=directory, detail=f"missing file {name}"))
+    return file.read_bytes()
+
+
+def _read_cfg(data: bytes, source: str | Path) -> dict[str, Any]:
+    """cfg.json, checked for the format tag, the version and the sizes' shape."""
+    cfg = _read_json(data, CFG, source)
+    if not isinstance(cfg, dict) or cfg.get("format") != MODEL_FORMAT:
+        detail = f"{CFG} is not the configuration of a spacy-lpcfg model"
+        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+    version = cfg.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        detail = f"{CFG} has a bad format_version {version!r}"
+        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+    if version > MODEL_VERSION:
+        raise GrammarError(
+            Errors.E208.format(found=version, source=source, supported=MODEL_VERSION)
+        )
+    extras = cfg.get("extra_grammars", [])
+    if not (
+        _is_sizes(cfg.get("grammar")) and isinstance(extras, list) and all(map(_is_sizes, extras))
+    ):
+        detail = f"{CFG} lacks the grammar sizes ('grammar' and 'extra_grammars')"
+        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+    estimator = cfg.get("estimator", {})
+    if not (
+        isinstance(estimator, dict)
+        and isinstance(estimator.get("name", ""), str)
+        and isinstance(estimator.get("params", {}), dict)
+        and isinstance(cfg.get("training", {}), dict)
+    ):
+        detail = f"{CFG} needs 'estimator' as {{name, params}} and 'training' as an object"
+        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+    return cfg
+
+
+def _is_sizes(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(value.get(k), int) for k in ("symbols", "words")
+    )
+
+
+def _read_grammar(
+    members: Mapping[str, bytes], prefix: str, sizes: Mapping[str, int], source: str
+) -> LPCFG:
+    """The grammar in files ``prefix + name``, checked against the sizes in cfg.json."""
+    where = prefix.rstrip("/") or "the model directory"
+    missing = [prefix + name for name in GRAMMAR_FILES if prefix + name not in members]
+    if missing:
+        raise GrammarError(
+            Errors.E207.format(source=source, detail=f"missing {', '.join(missing)}")
+        )
+    own = {name: members[prefix + name] for name in GRAMMAR_FILES}
+    try:
+        symbols, arrays, words = decode_members(own, f"{source} ({where})")
+        grammar = LPCFG(symbols, arrays.pop("n_states"), words=words, **arrays)
+    except GrammarError as exc:
+        raise GrammarError(Errors.E207.format(source=source, detail=str(exc))) from None
+    found = _sizes(grammar)
+    for key, name in (("symbols", "symbols.json"), ("words", "words.json")):
+        if found[key] != sizes[key]:
+            detail = f"{CFG} says {sizes[key]} {key}, {prefix}{name} has {found[key]}"
+            raise GrammarError(Errors.E207.format(source=source, detail=detail))
+    return grammar
+
+
+def _check_replaceable(path: Path) -> None:
+    """Raise unless `path` is free, an empty directory or a model directory (of any version)."""
+    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+        return
+    try:
+        cfg = json.loads((path / CFG).read_bytes().decode("utf8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        cfg = None
+    if not (isinstance(cfg, dict) and cfg.get("format") == MODEL_FORMAT):
+        raise GrammarError(Errors.E209.format(path=path))
+
+
+def _replace_directory(source: Path, target: Path) -> None:
+    """Rename `source` to `target`, replacing a directory already there."""
+    if not target.exists():
+        os.rename(source, target)
+        return
+    holder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    previous = holder / target.name
+    os.rename(target, previous)
+    try:
+        os.rename(source, target)
+    except BaseException:
+        os.rename(previous, target)
+        holder.rmdir()
+        raise
+    shutil.rmtree(holder, ignore_errors=True)

@@ -1,0 +1,198 @@
+"""ParsingModel: directory and bytes round trips, validation on load, atomic saves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spacy_lpcfg.errors import GrammarError
+from spacy_lpcfg.estimators import MLEEstimator
+from spacy_lpcfg.grammar.model import ParsingModel
+from spacy_lpcfg.trees import Tree
+
+TREEBANK = [
+    "(TOP (S (NP (DT the) (NN dog)) (VP (VBZ runs)) (. .)))",
+    "(TOP (S (NP (DT the) (NN cat)) (VP (VBZ sleeps) (NP (NN food))) (. .)))",
+    "(TOP (S (NP (NNS dogs)) (VP (VBP eat) (NP (DT the) (NN food))) (. .)))",
+    "(TOP (S (NP (DT a) (JJ big) (NN dog)) (VP (VBD ran)) (. .)))",
+]
+GRAMMAR_FILES = ("grammar.json", "symbols.json", "words.json", "grammar.npz")
+
+
+@pytest.fixture(scope="module")
+def model() -> ParsingModel:
+    trees = [Tree.from_string(text) for text in TREEBANK]
+    return MLEEstimator(open_class_threshold=1).fit(trees).model_
+
+
+@pytest.fixture
+def saved(model, tmp_path) -> Path:
+    path = tmp_path / "model"
+    model.to_disk(path)
+    return path
+
+
+def test_model_to_disk_layout(saved, model):
+    files = sorted(str(p.relative_to(saved)) for p in saved.rglob("*") if p.is_file())
+    assert files == sorted(["cfg.json", "lexicon.json", "transforms.json", *GRAMMAR_FILES])
+    cfg = json.loads((saved / "cfg.json").read_text())
+    assert cfg["format_version"] == 1 and cfg["estimator"]["name"] == "mle"
+    assert cfg["estimator"]["params"]["open_class_threshold"] == 1
+    assert cfg["estimator"]["params"]["transform"]["binarization"] == "right"
+    assert cfg["language"] == "en" and cfg["label_scheme"] == "penn"
+    assert cfg["grammar"] == {"symbols": model.grammar.n_symbols, "words": len(model.grammar.words)}
+    assert cfg["training"] == {"trees": 4, "words": 19}
+
+
+def test_model_disk_roundtrip(saved, model):
+    loaded = ParsingModel.from_disk(saved)
+    assert loaded == model
+    assert loaded.grammar == model.grammar
+    assert loaded.transform == model.transform
+    assert loaded.lexicon.entries == model.lexicon.entries
+    assert loaded.params == model.params and loaded.training == model.training
+    words = ["The", "cat", "jumped", "."]
+    assert (
+        loaded.lexical_scores(words).values.tolist() == model.lexical_scores(words).values.tolist()
+    )
+
+
+def test_model_bytes_roundtrip(model):
+    data = model.to_bytes()
+    loaded = ParsingModel.from_bytes(data)
+    assert loaded == model and loaded.to_bytes() == data
+
+
+def test_model_extra_grammars_roundtrip(model, tmp_path):
+    extra = ParsingModel(
+        model.grammar,
+        model.lexicon,
+        model.transform,
+        estimator="mle",
+        extra_grammars=[model.grammar.project(), model.grammar],
+    )
+    extra.to_disk(tmp_path / "m")
+    assert (tmp_path / "m" / "grammars" / "1" / "grammar.npz").is_file()
+    loaded = ParsingModel.from_disk(tmp_path / "m")
+    assert loaded.extra_grammars == extra.extra_grammars and loaded == extra
+    assert ParsingModel.from_bytes(extra.to_bytes()) == extra
+
+
+def test_model_overwrites_a_model_directory(saved, model):
+    other = ParsingModel(model.grammar, model.lexicon, model.transform, estimator="other")
+    other.to_disk(saved)
+    assert ParsingModel.from_disk(saved).estimator == "other"
+    assert [p.name for p in saved.parent.iterdir()] == ["model"]  # no leftovers
+
+
+@pytest.mark.parametrize("content", [None, "notes.txt"])
+def test_model_refuses_to_overwrite_other_paths(model, tmp_path, content):
+    path = tmp_path / "target"
+    if content is None:
+        path.write_text("a file")
+    else:
+        path.mkdir()
+        (path / content).write_text("keep me")
+    with pytest.raises(GrammarError, match="E209"):
+        model.to_disk(path)
+    assert path.exists()
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_model_interrupted_save_leaves_nothing(model, tmp_path, monkeypatch, existing):
+    path = tmp_path / "model"
+    if existing:
+        model.to_disk(path)
+    before = (path / "cfg.json").read_bytes() if existing else None
+    calls = []
+    original = Path.write_bytes
+
+    def failing_write(self, data):
+        calls.append(self)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        return original(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", failing_write)
+    changed = ParsingModel(model.grammar, model.lexicon, model.transform, estimator="changed")
+    with pytest.raises(OSError, match="disk full"):
+        changed.to_disk(path)
+    monkeypatch.undo()
+    leftovers = [p.name for p in tmp_path.iterdir()]
+    if existing:
+        assert leftovers == ["model"] and (path / "cfg.json").read_bytes() == before
+    else:
+        assert leftovers == []
+
+
+@pytest.mark.parametrize("name", ["cfg.json", "lexicon.json", "transforms.json", *GRAMMAR_FILES])
+def test_model_missing_file_is_named(saved, name):
+    (saved / name).unlink()
+    with pytest.raises(GrammarError, match=name.replace(".", r"\.")):
+        ParsingModel.from_disk(saved)
+
+
+@pytest.mark.parametrize("name", ["cfg.json", "lexicon.json", "transforms.json", "symbols.json"])
+def test_model_corrupt_json_is_named(saved, name):
+    (saved / name).write_text('{"format": ')
+    with pytest.raises(GrammarError, match=name.replace(".", r"\.")):
+        ParsingModel.from_disk(saved)
+
+
+def test_model_corrupt_arrays(saved):
+    data = (saved / "grammar.npz").read_bytes()
+    (saved / "grammar.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(GrammarError, match=r"grammar\.npz"):
+        ParsingModel.from_disk(saved)
+
+
+def edit_json(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def test_model_newer_version(saved):
+    edit_json(saved / "cfg.json", lambda cfg: cfg.update(format_version=2))
+    with pytest.raises(GrammarError, match="E208.*version 2"):
+        ParsingModel.from_disk(saved)
+
+
+@pytest.mark.parametrize(
+    "file,change,message",
+    [
+        ("cfg.json", lambda d: d["grammar"].update(symbols=3), r"3 symbols, symbols\.json"),
+        ("cfg.json", lambda d: d["grammar"].update(words=3), r"3 words, words\.json"),
+        ("cfg.json", lambda d: d.update(format="other"), r"cfg\.json is not"),
+        ("cfg.json", lambda d: d.update(language="is"), "language"),
+        ("lexicon.json", lambda d: d["known_words"].pop(), r"lexicon\.json has \d+ vocabulary"),
+        ("transforms.json", lambda d: d.update(binarization="middle"), r"transforms\.json"),
+        ("cfg.json", lambda d: d.update(estimator=["mle"]), r"'estimator'"),
+    ],
+)
+def test_model_inconsistent_files(saved, file, change, message):
+    edit_json(saved / file, change)
+    with pytest.raises(GrammarError, match=message):
+        ParsingModel.from_disk(saved)
+
+
+def test_model_missing_directory(tmp_path):
+    with pytest.raises(GrammarError, match="not a directory"):
+        ParsingModel.from_disk(tmp_path / "nothing")
+
+
+def test_model_bad_bytes():
+    with pytest.raises(GrammarError, match="E207"):
+        ParsingModel.from_bytes(b"not a zip")
+
+
+def test_model_parts_must_fit(model):
+    other = MLEEstimator().fit([Tree.from_string(TREEBANK[0])]).model_
+    with pytest.raises(GrammarError, match="E210"):
+        ParsingModel(model.grammar, other.lexicon, model.transform)
+    with pytest.raises(GrammarError, match="E210"):
+        ParsingModel(model.grammar, model.lexicon, model.transform, extra_grammars=[other.grammar])
+    with pytest.raises(GrammarError, match="JSON"):
+        ParsingModel(model.grammar, model.lexicon, model.transform, params={"x": object()})
