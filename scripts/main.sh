@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Install, then run the main job end to end on the PTB sample.
+# Install, then run the main job end to end on the PTB sample:
+# train a grammar, parse example sentences, score the test split with EVALB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q -e .
 export SPACY_LPCFG_DATA="${SPACY_LPCFG_DATA:-$(cd .. && pwd)/shared/treebanks}"
-EVALB_REF="${EVALB_REF:-$(cd .. && pwd)/shared/evalb_reference/cases}"
+MODEL_DIR="${MODEL_DIR:-models/ptb_sample_mle}"
 
-echo "== PTB sample statistics (train split)"
-spacy-lpcfg stats ptb_sample --split train
+echo "== Train the treebank grammar (MLE, v=2, h=1) on the PTB sample train split"
+spacy-lpcfg train ptb_sample "$MODEL_DIR" --estimator mle
+
 echo
-echo "== EVALB scoring of Berkeley parser output on wsj_0180-0199 (COLLINS.prm)"
-spacy-lpcfg evaluate "$EVALB_REF/15_berkeley_sm6_wsj0180_0199.gold" \
-  "$EVALB_REF/15_berkeley_sm6_wsj0180_0199.test" | tail -n 30
+echo "== Parse example sentences"
+printf '%s\n' \
+  "The mouse chased the cat across the garden ." \
+  "Pierre Vinken , 61 years old , will join the board as a nonexecutive director ." \
+  "Investors/NNS sold/VBD shares/NNS on/IN Friday/NNP ./." \
+  | spacy-lpcfg parse "$MODEL_DIR"
+
+echo
+echo "== Parse the PTB sample test split from gold tokens and score it (EVALB, COLLINS.prm)"
+spacy-lpcfg test "$MODEL_DIR" ptb_sample --split test | tail -n 28

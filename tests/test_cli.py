@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_lpcfg.cli import app
+from spacy_lpcfg.trees import Tree
 
 EVALB_CASES = Path(__file__).resolve().parents[1].parent / "shared" / "evalb_reference" / "cases"
 
@@ -111,3 +112,66 @@ def test_cli_evaluate_spmrl_nan_is_null(evalb_case):
     result = _invoke("evaluate", gold, test, "--params", "spmrl", "--json")
     assert result.exit_code == 0
     assert json.loads(result.stdout)["bracketing_fscore"] is None
+
+
+@pytest.fixture(scope="module")
+def mle_model_dir(tmp_path_factory, data_dir):
+    model_dir = tmp_path_factory.mktemp("models") / "mle"
+    result = _invoke("train", "ptb_sample", model_dir, "--data-dir", data_dir, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["trees"] == 3396 and summary["symbols"] > 1000
+    assert (model_dir / "cfg.json").exists()
+    return model_dir
+
+
+def test_cli_parse_plain_tagged_and_empty_lines(mle_model_dir, tmp_path):
+    text = tmp_path / "input.txt"
+    text.write_text("The dog barks ( loudly ) .\n\nPierre/NNP Vinken/NNP joined/VBD ./.\nHi\n")
+    result = _invoke("parse", mle_model_dir, text)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.split("\n")
+    assert lines[1] == "" and len(lines) == 5
+    first = Tree.from_string(lines[0])
+    assert first.words() == ["The", "dog", "barks", "-LRB-", "loudly", "-RRB-", "."]
+    tagged = Tree.from_string(lines[2])
+    assert tagged.tags() == ["NNP", "NNP", "VBD", "."]  # given tags constrain the parse
+    assert Tree.from_string(lines[3]).words() == ["Hi"]
+
+
+def test_cli_parse_reports_malformed_tagged_input(mle_model_dir, tmp_path):
+    text = tmp_path / "input.txt"
+    text.write_text("fine words\nbad/ input/NN\n")
+    result = _invoke("parse", mle_model_dir, text, "--tagged", "yes")
+    assert result.exit_code == 1 and "line 1" in result.stderr
+
+
+def test_cli_test_scores_a_split(mle_model_dir, data_dir, tmp_path):
+    output = tmp_path / "parses.txt"
+    result = _invoke(
+        "test", mle_model_dir, "ptb_sample", "--split", "dev", "--data-dir", data_dir,
+        "--limit", "40", "--output", output, "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)
+    for key in ("bracketing_fscore", "bracketing_fscore_40", "sentences", "seconds",
+                "sentences_per_second", "fallbacks"):  # fmt: skip
+        assert key in scores
+    assert scores["sentences"] == 40
+    assert scores["bracketing_fscore"] > 70  # the MLE grammar scores about 79 on dev
+    # The written parses score the same through `evaluate` against the gold lines.
+    gold = tmp_path / "gold.txt"
+    from spacy_lpcfg.corpora import load_split
+
+    gold_trees = load_split("ptb_sample", "dev", data_dir=data_dir)[:40]
+    gold.write_text("".join(t.pformat() + "\n" for t in gold_trees))
+    evaluated = json.loads(_invoke("evaluate", gold, output, "--json").stdout)
+    assert evaluated["bracketing_fscore"] == scores["bracketing_fscore"]
+
+
+def test_cli_test_rejects_a_corrupt_model(tmp_path, data_dir):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "cfg.json").write_text("{not json")
+    result = _invoke("test", broken, "ptb_sample", "--data-dir", data_dir)
+    assert result.exit_code == 1 and "cfg.json" in result.stderr

@@ -12,7 +12,7 @@ than is comfortable for Python's recursion limit once binarised.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 ROOT_LABEL = "TOP"
@@ -53,6 +53,22 @@ class Tree:
 
     def with_children(self, children: tuple[Tree, ...]) -> Tree:
         return Tree(self.label, children, self.word)
+
+    def with_words(self, words: Sequence[str]) -> Tree:
+        """The same tree with its words replaced, in order (e.g. escaped or original forms)."""
+        words = list(words)
+        if len(words) != self.n_words:
+            raise ValueError(f"{len(words)} words for a tree of {self.n_words}")
+        position = len(words)
+        done: list[Tree] = []  # rebuilt nodes, in reverse pre-order
+        for node in reversed(list(self.subtrees())):
+            if node.word is not None:
+                position -= 1
+                done.append(Tree(node.label, (), words[position]))
+            else:
+                children = tuple(done.pop() for _ in node.children)
+                done.append(Tree(node.label, children))
+        return done[0]
 
     def subtrees(self) -> Iterator[Tree]:
         """All nodes in pre-order (parents before children, left to right)."""
