@@ -5,5 +5,6 @@ scikit-learn and spaCy are imported by the modules that need them.
 """
 
 from .about import __version__
+from .errors import NonConstituentException, NotParsedError
 
-__all__ = ["__version__"]
+__all__ = ["NonConstituentException", "NotParsedError", "__version__"]

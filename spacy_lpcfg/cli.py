@@ -103,6 +103,56 @@ def evaluate(
         raise typer.Exit(1)
 
 
+@app.command()
+def convert(
+    corpus: str = typer.Argument(
+        ..., help="Corpus name (ptb_sample, icepahc, ...) or treebank path."
+    ),
+    output_dir: Path = typer.Argument(
+        ..., file_okay=False, help="Where to write the .spacy files."
+    ),
+    split: str | None = typer.Option(
+        None, "--split", help="Only this split of a named corpus (default: train, dev and test)."
+    ),
+    data_dir: Path | None = DATA_DIR_OPTION,
+    functions: bool = typer.Option(True, "--functions/--no-functions", help="Keep function tags."),
+    spans_key: str = typer.Option("constituents", "--spans-key", help="Span group key."),
+) -> None:
+    """Write treebank trees as spaCy training data: OUTPUT_DIR/{train,dev,test}.spacy.
+
+    One Doc per tree, with the treebank's tokens, POS tags in token.tag_ and the
+    constituents in doc.spans[SPANS_KEY]. A treebank path gives OUTPUT_DIR/<name>.spacy.
+    """
+    import os
+
+    from .corpora import CORPORA, load_splits
+    from .errors import DataNotFoundError, TransformError, TreebankFormatError
+    from .pipeline.readers import read_treebank, trees_to_docbin
+
+    try:
+        if corpus in CORPORA:
+            scheme = CORPORA[corpus].scheme
+            if split:  # one split (read_treebank checks its name)
+                trees, _ = read_treebank(corpus, split, data_dir=data_dir, keep_functions=functions)
+                outputs = {split: trees}
+            else:  # all three, reading the corpus once
+                outputs = load_splits(corpus, data_dir=data_dir, keep_functions=functions)
+        else:
+            trees, scheme = read_treebank(corpus, keep_functions=functions)
+            outputs = {Path(corpus).name.split(".")[0] or "corpus": trees}
+    except (DataNotFoundError, TreebankFormatError, TransformError, ValueError) as err:
+        _fail(str(err))
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for name, trees in outputs.items():
+        target = output_dir / f"{name}.spacy"
+        docbin = trees_to_docbin(trees, scheme, spans_key=spans_key)
+        # Written beside the target and renamed, so an interrupted run leaves no partial file.
+        partial = target.with_name(f".{target.name}.partial")
+        docbin.to_disk(partial)
+        os.replace(partial, target)
+        typer.echo(f"{len(trees)} trees -> {target}", err=True)
+
+
 ESTIMATOR_NAMES = ("mle",)
 
 

@@ -127,6 +127,58 @@ class Errors(metaclass=_CodedMessages):
         "unchanged (estimators must only store their arguments)."
     )
     E214 = "Cannot use {value!r} as a random state: use an int, None or a numpy Generator."
+    # spaCy pipeline component, readers and scorer (E501-E599)
+    E501 = (
+        "The '{name}' component has no grammar. Train it with nlp.initialize() (spacy train "
+        "or spacy assemble), load a pipeline that contains it, or set its 'model' setting to a "
+        "model directory."
+    )
+    E502 = (
+        "Doc has no sentence boundaries and '{name}' has missing_sentences='error'. Add a "
+        "component that sets them before it ('sentencizer', 'senter' or 'parser'), or set "
+        "missing_sentences='doc' to parse each Doc as one sentence."
+    )
+    E503 = (
+        "No training trees for '{name}': no reference doc has constituents in "
+        "doc.spans['{key}'] (with POS tags in token.tag_). Train from .spacy files written by "
+        "'spacy-lpcfg convert', or, for 'spacy assemble', name a treebank with "
+        "[initialize.components.{name}] treebank = \"ptb_sample\" (a corpus or a treebank file)."
+    )
+    E504 = "Constituents {first} and {second} in doc.spans['{key}'] cross each other: not a tree."
+    E505 = (
+        "Token {index} ({text!r}) has no POS tag (token.tag_); training trees need a tag on "
+        "every word."
+    )
+    E506 = "Constituent {span} in doc.spans['{key}'] crosses a sentence boundary."
+    E507 = (
+        "Training docs use different label schemes ({schemes}); train on one treebank "
+        "notation at a time."
+    )
+    E508 = (
+        "The estimator {estimator} has no 'transform' parameter, so the component's "
+        "transforms cannot be applied. Estimators used by the component follow the "
+        "spacy_lpcfg estimator contract (see spacy_lpcfg.estimators)."
+    )
+    E509 = "The estimator {value!r} has no fit/get_params/set_params; use a registered estimator."
+    E510 = (
+        "'{path}' is a .spacy file: read it with the 'spacy.Corpus.v1' reader; "
+        "'spacy_lpcfg.TreebankCorpus.v1' reads treebanks (a corpus name or bracketed files)."
+    )
+
+
+class Warnings(metaclass=_CodedMessages):
+    W501 = (
+        "Span._.{name} or Token._.{name} is already registered by another package (benepar?); "
+        "spacy_lpcfg leaves it alone. Its other extensions, and doc.spans, still work."
+    )
+
+
+class NonConstituentException(Exception):
+    """A span that is not a constituent of the parse (the name benepar uses)."""
+
+
+class NotParsedError(ValueError):
+    """A Doc without constituents written by spacy_lpcfg (no parser ran on it)."""
 
 
 class TreebankFormatError(ValueError):

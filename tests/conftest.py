@@ -62,3 +62,46 @@ def load_corpus(data_dir):
         )
 
     return load
+
+
+# spaCy pipeline fixtures -------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def ptb_small(load_corpus):
+    """(train, dev): 300 training and 25 dev trees of the PTB sample, for fast pipeline tests."""
+    return load_corpus("ptb_sample", "train")[:300], load_corpus("ptb_sample", "dev")[:25]
+
+
+def _gold_examples(nlp, trees, scheme: str = "penn") -> list:
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    from spacy_lpcfg.pipeline import tree_to_doc
+
+    examples = []
+    for tree in trees:
+        reference = tree_to_doc(nlp.vocab, tree, scheme=scheme)
+        examples.append(Example(Doc(nlp.vocab, words=tree.words()), reference))
+    return examples
+
+
+@pytest.fixture(scope="session")
+def gold_examples():
+    """``gold_examples(nlp, trees, scheme="penn")`` -> spaCy Examples: predicted Docs of
+    the words, reference Docs with tags and constituents (``tree_to_doc``)."""
+    return _gold_examples
+
+
+@pytest.fixture(scope="session")
+def ptb_pipeline_dir(ptb_small, tmp_path_factory) -> Path:
+    """A saved blank English pipeline whose lpcfg_parser was trained on ``ptb_small``."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lpcfg_parser")
+    examples = _gold_examples(nlp, ptb_small[0])
+    nlp.initialize(lambda: examples)
+    path = tmp_path_factory.mktemp("pipelines") / "ptb_small"
+    nlp.to_disk(path)
+    return path

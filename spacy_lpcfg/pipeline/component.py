@@ -1,0 +1,516 @@
+"""The ``lpcfg_parser`` pipeline component: L-PCFG constituency parsing inside spaCy.
+
+``nlp.add_pipe("lpcfg_parser")`` adds it (the factory is registered through
+the ``spacy_factories`` entry point, so no import is needed). The grammar comes
+from ``initialize`` (``nlp.initialize``, ``spacy train``, ``spacy assemble``),
+which fits the configured estimator on the reference Docs' constituents, or
+from the ``model`` setting (a model directory, e.g. from ``spacy-lpcfg
+train``), or from a saved pipeline. Fitting is closed-form, so ``spacy train``
+needs one step (``max_steps = 1``); the component has no ``update``.
+
+Each sentence (``doc.sents``; the whole Doc when it has no sentence boundaries
+and ``missing_sentences="doc"``) is parsed on its non-whitespace tokens, with
+their ``token.tag_`` as constraints when given (``use_tags``). The result goes
+to ``doc.spans[spans_key]`` (layout in ``docs.py``) and the predicted tags to
+``token.tag_`` (``write_tags``). Sentences longer than ``max_length`` words get
+a flat tree; every fallback is listed in the group's ``attrs["fallbacks"]``
+as ``[sentence index, reason]`` (reasons: ``decode.parser.FALLBACKS``).
+
+Put the component after any component that retokenises (``merge_entities``...):
+retokenising afterwards leaves the span group's offsets stale.
+"""
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.training import Example, validate_get_examples
+from spacy.vocab import Vocab
+
+from ..errors import Errors
+from ..trees.tree import Tree
+from .docs import (
+    SPANS_KEY,
+    TokenNormalizer,
+    doc_trees,
+    find_group,
+    group_attrs,
+    sentence_leaves,
+    tree_constituents,
+)
+from .extensions import install_extensions
+from .scorer import score_constituents
+
+if TYPE_CHECKING:
+    from ..decode.parser import Parser
+    from ..grammar.model import ParsingModel
+
+USE_TAGS = ("auto", "constrain", "ignore")
+WRITE_TAGS = ("missing", "overwrite", "never")
+MISSING_SENTENCES = ("doc", "error")
+# Tree transforms; a null scheme or head_rules is decided by the training data.
+DEFAULT_TRANSFORMS: dict[str, Any] = {
+    "binarization": "right",
+    "h_markov": 1,
+    "v_markov": 2,
+    "keep_functions": True,
+    "head_rules": None,
+}
+
+
+@Language.factory(
+    "lpcfg_parser",
+    assigns=["doc.spans", "token.tag"],
+    default_config={
+        "model": None,
+        "estimator": {"@misc": "spacy_lpcfg.MLEEstimator.v1"},
+        "transforms": DEFAULT_TRANSFORMS,
+        "decoder": "max_rule",
+        "prune_threshold": None,
+        "use_tags": "auto",
+        "write_tags": "missing",
+        "spans_key": SPANS_KEY,
+        "max_length": 150,
+        "missing_sentences": "doc",
+        "scorer": {"@scorers": "spacy_lpcfg.constituency_scorer.v1"},
+    },
+    default_score_weights={
+        f"{SPANS_KEY}_f": 1.0,
+        f"{SPANS_KEY}_p": 0.0,
+        f"{SPANS_KEY}_r": 0.0,
+        f"{SPANS_KEY}_func_f": 0.0,
+        f"{SPANS_KEY}_exact": 0.0,
+        f"{SPANS_KEY}_tag_acc": 0.0,
+        f"{SPANS_KEY}_per_label": None,
+    },
+)
+def make_lpcfg_parser(
+    nlp: Language,
+    name: str,
+    model: Path | None,
+    estimator: Any,
+    transforms: dict[str, Any],
+    decoder: str,
+    prune_threshold: float | None,
+    use_tags: str,
+    write_tags: str,
+    spans_key: str,
+    max_length: int,
+    missing_sentences: str,
+    scorer: Callable | None,
+) -> "LPCFGParser":
+    """Create an LPCFGParser (arguments as for ``LPCFGParser``)."""
+    return LPCFGParser(
+        nlp.vocab,
+        name,
+        model=model,
+        estimator=estimator,
+        transforms=transforms,
+        decoder=decoder,
+        prune_threshold=prune_threshold,
+        use_tags=use_tags,
+        write_tags=write_tags,
+        spans_key=spans_key,
+        max_length=max_length,
+        missing_sentences=missing_sentences,
+        scorer=scorer,
+    )
+
+
+@dataclass(frozen=True)
+class SentenceParse:
+    """The parse of one sentence of a Doc.
+
+    index (int): the sentence's position in ``doc.sents`` (0 for a Doc without sentences).
+    leaves (list[int]): token indices of its words (whitespace tokens left out).
+    tree (Tree): the parse in treebank labels, rooted at TOP, over those words.
+    fallback (str | None): the parser fallback used, if any.
+    """
+
+    index: int
+    leaves: list[int]
+    tree: Tree
+    fallback: str | None
+
+
+class LPCFGParser(Pipe):
+    """Constituency parser with a latent-variable PCFG; writes ``doc.spans[spans_key]``.
+
+    vocab (Vocab): the shared vocabulary.
+    name (str): the component name. Defaults to "lpcfg_parser".
+    model (Path | None): a model directory to parse with, read when first needed
+        (so a pipeline saved with ``nlp.to_disk`` loads its own copy even where
+        this path does not exist). None: ``initialize`` fits the estimator.
+    estimator (Any): an unfitted estimator (``spacy_lpcfg.estimators`` contract);
+        the component sets its ``transform`` and ``language``.
+    transforms (dict[str, Any]): ``TransformSpec`` settings; ``scheme`` and
+        ``head_rules`` default to the training data's.
+    decoder (str): "max_rule", "variational", "viterbi" or "mbr".
+    prune_threshold (float | None): coarse-to-fine pruning threshold; None is the
+        parser's default.
+    use_tags (str): given ``token.tag_``: "auto" (constrain when present),
+        "constrain" (required) or "ignore".
+    write_tags (str): predicted tags to ``token.tag_``: "missing" (where empty),
+        "overwrite" or "never".
+    spans_key (str): key of the span group of constituents.
+    max_length (int): sentences with more words get a flat tree (chart memory
+        grows with the square of the length).
+    missing_sentences (str): a Doc without sentence boundaries is one sentence
+        ("doc") or an error ("error").
+    scorer (Callable | None): the scoring function (``Pipe.score``).
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        name: str = "lpcfg_parser",
+        *,
+        model: Path | None,
+        estimator: Any,
+        transforms: dict[str, Any],
+        decoder: str,
+        prune_threshold: float | None,
+        use_tags: str,
+        write_tags: str,
+        spans_key: str,
+        max_length: int,
+        missing_sentences: str,
+        scorer: Callable | None = score_constituents,
+    ):
+        from ..decode.registry import DECODERS  # the engine: numba, only when a parser is made
+
+        _check_choice("decoder", decoder, tuple(DECODERS))
+        _check_choice("use_tags", use_tags, USE_TAGS)
+        _check_choice("write_tags", write_tags, WRITE_TAGS)
+        _check_choice("missing_sentences", missing_sentences, MISSING_SENTENCES)
+        if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
+            raise ValueError(
+                Errors.E012.format(name="max_length", value=max_length, expected="an int >= 1")
+            )
+        if not spans_key:
+            raise ValueError(
+                Errors.E012.format(name="spans_key", value=spans_key, expected="a non-empty str")
+            )
+        if estimator is not None and not all(
+            hasattr(estimator, method) for method in ("fit", "get_params", "set_params")
+        ):
+            raise ValueError(Errors.E509.format(value=estimator))
+        transform_spec(transforms, "penn", "en")  # reject unknown settings now, not at training
+        self.vocab = vocab
+        self.name = name
+        self.model_path = None if model is None else Path(model)
+        self.estimator = estimator
+        self.transforms = dict(transforms)
+        self.decoder = decoder
+        self.prune_threshold = prune_threshold
+        self.use_tags = use_tags
+        self.write_tags = write_tags
+        self.spans_key = spans_key
+        self.max_length = max_length
+        self.missing_sentences = missing_sentences
+        self.scorer = scorer
+        self.cfg = {"spans_key": spans_key}  # passed to the scorer by Pipe.score
+        self._model: ParsingModel | None = None
+        self._parser: Parser | None = None
+        self._normalizer: TokenNormalizer | None = None
+        install_extensions()
+
+    # The grammar ---------------------------------------------------------------
+
+    @property
+    def parsing_model(self) -> "ParsingModel | None":
+        """The grammar, lexicon and transforms, or None before they are fitted or read.
+
+        (Not named ``model``: spaCy probes components' ``model`` attribute for
+        thinc models, and reading it must have no side effects.)
+        """
+        return self._model
+
+    def _set_model(self, model: "ParsingModel") -> None:
+        self._model = model
+        self._parser = None
+        self._normalizer = None
+
+    @property
+    def _has_model(self) -> bool:
+        return self._model is not None or self.model_path is not None
+
+    def _require_model(self) -> "ParsingModel":
+        """The model, read from the ``model`` path on first use. RAISES ValueError: none."""
+        if self._model is None and self.model_path is not None:
+            from ..grammar.model import ParsingModel
+
+            self._set_model(ParsingModel.from_disk(self.model_path))
+        if self._model is None:
+            raise ValueError(Errors.E501.format(name=self.name))
+        return self._model
+
+    @property
+    def parser(self) -> "Parser":
+        """The sentence parser over the model (built on first use)."""
+        if self._parser is None:
+            from ..decode.parser import Parser
+
+            options = (
+                {} if self.prune_threshold is None else {"prune_threshold": self.prune_threshold}
+            )
+            self._parser = Parser(
+                self._require_model(),
+                decoder=self.decoder,
+                use_tags=self.use_tags,
+                max_length=self.max_length,
+                **options,
+            )
+        return self._parser
+
+    @property
+    def normalizer(self) -> TokenNormalizer:
+        """Token text -> the spelling the model knows (brackets, quotes, dashes)."""
+        if self._normalizer is None:
+            self._normalizer = TokenNormalizer(self._require_model().lexicon.known_words)
+        return self._normalizer
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The phrase labels the grammar can predict (with function tags), sorted.
+
+        Empty until the grammar is read: spaCy asks for labels while it loads a
+        pipeline, before ``from_disk``, and that must not read the ``model`` path.
+        """
+        model = self._model
+        if model is None:
+            return ()
+        from ..trees.transforms import PARENT_SEP, UNARY_SEP, is_intermediate
+
+        symbols = model.grammar.symbols
+        found = set()
+        for index in symbols.ids("phrasal").tolist():
+            name = symbols.name(index)
+            if not is_intermediate(name):
+                found.update(part.partition(PARENT_SEP)[0] for part in name.split(UNARY_SEP))
+        return tuple(sorted(found))
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Language | None = None,
+        treebank: str | None = None,
+        split: str = "train",
+        data_dir: Path | None = None,
+        limit: int = 0,
+    ) -> None:
+        """Fit the grammar on the training data, or read the ``model`` directory if
+        one is configured (then the data is not used).
+
+        get_examples (Callable[[], Iterable[Example]]): the training Examples; their
+            reference Docs' constituents (``doc.spans[spans_key]``) and tags are the
+            training trees (one per sentence when the reference has sentences).
+        nlp (Language | None): the pipeline; its language goes to the estimator.
+        treebank (str | None): train on this corpus or treebank file instead of the
+            Examples (``spacy assemble`` passes no real Examples).
+        split (str): the split of a named ``treebank``. Defaults to "train".
+        data_dir (Path | None): the treebank data directory (default: $SPACY_LPCFG_DATA).
+        limit (int): train on the first ``limit`` trees only (0: all).
+        RAISES ValueError: no training trees, or trees without tags.
+        """
+        if self.model_path is not None:
+            from ..grammar.model import ParsingModel
+
+            self._set_model(ParsingModel.from_disk(self.model_path))
+            return
+        if treebank is not None:
+            from .readers import read_treebank
+
+            trees, scheme = read_treebank(treebank, split, data_dir=data_dir)
+        else:
+            validate_get_examples(get_examples, "LPCFGParser.initialize")
+            trees, scheme = self._training_trees(get_examples())
+        trees = trees[:limit] if limit else trees
+        if not trees:
+            raise ValueError(Errors.E503.format(name=self.name, key=self.spans_key))
+        language = nlp.lang if nlp is not None else self.vocab.lang
+        self._set_model(self._fitted_estimator(trees, scheme, language).model_)
+
+    def _training_trees(self, examples: Iterable[Example]) -> tuple[list[Tree], str]:
+        trees: list[Tree] = []
+        schemes: set[str] = set()
+        for example in examples:
+            group = find_group(example.reference, self.spans_key)
+            if group is None:  # e.g. the dummy Example of spacy assemble
+                continue
+            schemes.add(group.attrs.get("scheme", "penn"))
+            trees.extend(
+                doc_trees(example.reference, self.spans_key, by_sentence=True, missing_tag=None)
+            )
+        if len(schemes) > 1:
+            raise ValueError(Errors.E507.format(schemes=", ".join(sorted(schemes))))
+        return trees, schemes.pop() if schemes else "penn"
+
+    def _fitted_estimator(self, trees: list[Tree], scheme: str, language: str) -> Any:
+        from ..estimators import clone
+
+        if self.estimator is None:
+            raise ValueError(Errors.E509.format(value=None))
+        estimator = clone(self.estimator)
+        params = estimator.get_params(deep=False)
+        if "transform" not in params:
+            raise ValueError(Errors.E508.format(estimator=type(estimator).__name__))
+        settings: dict[str, Any] = {"transform": transform_spec(self.transforms, scheme, language)}
+        if "language" in params:
+            settings["language"] = language
+        return estimator.set_params(**settings).fit(trees)
+
+    # Parsing -------------------------------------------------------------------
+
+    def __call__(self, doc: Doc) -> Doc:
+        """Parse one Doc (in place) and return it."""
+        error_handler = self.get_error_handler()
+        try:
+            self.set_annotations([doc], self.predict([doc]))
+            return doc
+        except Exception as error:
+            return error_handler(self.name, self, [doc], error)
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """Parse a stream of Docs in batches; a failing batch goes to the error handler."""
+        error_handler = self.get_error_handler()
+        for docs in util.minibatch(stream, size=batch_size):
+            try:
+                self.set_annotations(docs, self.predict(docs))
+                yield from docs
+            except Exception as error:
+                error_handler(self.name, self, docs, error)
+
+    def predict(self, docs: Iterable[Doc]) -> list[list[SentenceParse]]:
+        """Parse the sentences of each Doc without changing the Docs.
+
+        RETURNS (list[list[SentenceParse]]): per Doc, its sentences' parses.
+        RAISES ValueError: no grammar; no sentence boundaries with
+            ``missing_sentences="error"``; ``use_tags="constrain"`` without tags.
+        """
+        parser, normalize = self.parser, self.normalizer
+        constrain = self.use_tags != "ignore"
+        out = []
+        for doc in docs:
+            sentences = []
+            for index, leaves in sentence_leaves(doc, self.missing_sentences, self.name):
+                tokens = [doc[i] for i in leaves]
+                words = normalize([token.text for token in tokens])
+                tags = [token.tag_ or None for token in tokens] if constrain else None
+                if tags is not None and not any(tags):
+                    tags = None
+                parse = parser.parse(words, tags)
+                sentences.append(SentenceParse(index, leaves, parse.tree, parse.fallback))
+            out.append(sentences)
+        return out
+
+    def set_annotations(self, docs: Iterable[Doc], parses: list[list[SentenceParse]]) -> None:
+        """Write the constituents (and tags) of ``predict``'s parses onto the Docs."""
+        scheme = self._require_model().label_scheme
+        for doc, sentences in zip(docs, parses):
+            spans = []
+            fallbacks = []
+            for sentence in sentences:
+                leaves = sentence.leaves
+                for label, start, end in tree_constituents(sentence.tree):
+                    spans.append(Span(doc, leaves[start], leaves[end - 1] + 1, label=label))
+                if self.write_tags != "never":
+                    overwrite = self.write_tags == "overwrite"
+                    for i, tag in zip(leaves, sentence.tree.tags()):
+                        if overwrite or not doc[i].tag_:
+                            doc[i].tag_ = tag
+                if sentence.fallback:
+                    fallbacks.append((sentence.index, sentence.fallback))
+            doc.spans[self.spans_key] = SpanGroup(
+                doc, name=self.spans_key, spans=spans, attrs=group_attrs(scheme, fallbacks)
+            )
+
+    # Serialisation: the learned model only; settings live in config.cfg --------
+
+    def to_bytes(self, *, exclude: Iterable[str] = util.SimpleFrozenList()) -> bytes:
+        """The grammar as bytes (nothing before initialisation)."""
+        serializers = {} if not self._has_model else {"model": self._require_model().to_bytes}
+        return util.to_bytes(serializers, exclude)
+
+    def from_bytes(
+        self, bytes_data: bytes, *, exclude: Iterable[str] = util.SimpleFrozenList()
+    ) -> "LPCFGParser":
+        """Load ``to_bytes`` output. RAISES GrammarError: corrupt data."""
+        from ..grammar.model import ParsingModel
+
+        util.from_bytes(
+            bytes_data,
+            {"model": lambda data: self._set_model(ParsingModel.from_bytes(data))},
+            exclude,
+        )
+        return self
+
+    def to_disk(
+        self, path: str | Path, *, exclude: Iterable[str] = util.SimpleFrozenList()
+    ) -> None:
+        """Write the grammar to ``path/model`` (a model directory, see ``ParsingModel``)."""
+        serializers = {} if not self._has_model else {"model": self._require_model().to_disk}
+        util.to_disk(path, serializers, exclude)
+
+    def from_disk(
+        self, path: str | Path, *, exclude: Iterable[str] = util.SimpleFrozenList()
+    ) -> "LPCFGParser":
+        """Read ``to_disk`` output; a directory without ``model`` leaves the component
+        uninitialised. RAISES GrammarError: a corrupt model directory."""
+        from ..grammar.model import ParsingModel
+
+        def read(model_path: Path) -> None:
+            if model_path.exists():
+                self._set_model(ParsingModel.from_disk(model_path))
+
+        util.from_disk(path, {"model": read}, exclude)
+        return self
+
+    def __reduce__(self):
+        # nlp.pipe(n_process=...) under the spawn start method pickles the pipeline.
+        # The parser and normaliser are rebuilt from the model on first use.
+        state = dict(self.__dict__)
+        state["_parser"] = state["_normalizer"] = None
+        return _unpickle_parser, (type(self), state)
+
+
+def _unpickle_parser(cls: type, state: dict) -> LPCFGParser:
+    parser = cls.__new__(cls)
+    parser.__dict__.update(state)
+    return parser
+
+
+def transform_spec(settings: dict[str, Any], scheme: str, language: str):
+    """The TransformSpec of the component's ``transforms`` for data of ``scheme``.
+
+    Unset ``scheme`` and ``head_rules`` follow the data: Collins' head rules for
+    English Penn trees, the PPCHE rules for other Penn-scheme treebanks
+    (IcePaHC), the first child elsewhere.
+    RAISES ValueError: an unknown setting or value.
+    """
+    from ..trees.transforms import TransformSpec
+
+    chosen = dict(settings)
+    if chosen.get("scheme") is None:
+        chosen["scheme"] = scheme
+    if chosen.get("head_rules") is None:
+        if chosen["scheme"] == "penn":
+            chosen["head_rules"] = "collins" if language == "en" else "ppche"
+        else:
+            chosen["head_rules"] = "first"
+    try:
+        return TransformSpec.from_dict(chosen)
+    except TypeError as error:  # TransformSpec's own checks raise ValueError
+        raise ValueError(str(error)) from None
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        expected = "one of " + ", ".join(repr(choice) for choice in choices)
+        raise ValueError(Errors.E012.format(name=name, value=value, expected=expected))

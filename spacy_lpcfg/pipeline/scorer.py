@@ -1,0 +1,136 @@
+"""The constituency scorer: EVALB on the trees of reference and predicted Docs.
+
+Each Example gives one gold tree (``doc_trees`` of the reference) and one test
+tree (of the prediction, on the reference's words), scored with the package's
+EVALB implementation (``evaluation.score_trees``, "collins" parameters by
+default). Keys, for ``spans_key="constituents"``, as fractions in [0, 1]:
+
+==============================  ==============================================================
+``constituents_p/_r/_f``        labelled brackets, function tags stripped (EVALB's figures)
+``constituents_func_p/_r/_f``   labelled brackets with full labels (``NP-SBJ``)
+``constituents_per_label``      ``{label: {"p", "r", "f"}}`` per category
+``constituents_exact``          complete match (sentences with every bracket right)
+``constituents_tag_acc``        tagging accuracy of the predicted ``token.tag_``
+``spans_constituents_p/_r/_f``  aliases, with ``..._per_type``, so that
+                                ``spacy evaluate --spans-key constituents`` prints them
+==============================  ==============================================================
+
+Unlike ``Scorer.score_spans`` the brackets are a multiset (EVALB counts a
+unary ``A`` over ``A`` twice). When the two Docs tokenise the text differently,
+predicted constituents are moved to the reference tokens by character offsets;
+those whose edges fall inside a reference token are left out, and predicted
+tags count only on tokens with the same characters. (Docs from ``spacy-lpcfg
+convert`` or the treebank reader always share their tokens.)
+"""
+
+import math
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+from spacy.training import Example
+from spacy.util import registry
+
+from ..trees.tree import Tree
+from .docs import MISSING_TAG, SPANS_KEY, build_tree, doc_trees, find_group
+
+
+def score_constituents(
+    examples: Iterable[Example],
+    *,
+    spans_key: str = SPANS_KEY,
+    evalb_params: str = "collins",
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Score the predicted constituents of Examples against the reference ones.
+
+    examples (Iterable[Example]): Examples whose reference has ``doc.spans[spans_key]``;
+        the others are not scored.
+    spans_key (str): the span group key. Defaults to "constituents".
+    evalb_params (str): "collins", "spmrl" or a ``.prm`` file. Defaults to "collins".
+    kwargs: ignored (``Pipe.score`` passes the component's cfg and labels).
+    RETURNS (dict[str, Any]): the scores; None values when no Example was scored.
+    """
+    from ..evaluation import function_scores, score_trees
+    from ..trees.labels import get_scheme
+    from ..trees.normalize import strip_functions
+
+    gold: list[Tree] = []
+    test: list[Tree] = []
+    scheme = "penn"
+    for example in examples:
+        group = find_group(example.reference, spans_key)
+        if group is None:
+            continue
+        scheme = group.attrs.get("scheme", scheme)
+        gold.extend(doc_trees(example.reference, spans_key))
+        test.extend(_test_trees(example, spans_key))
+    prefix = spans_key
+    if not gold:
+        return {
+            **{f"{prefix}_{name}": None for name in ("p", "r", "f", "func_p", "func_r", "func_f")},
+            **{f"{prefix}_{name}": None for name in ("exact", "tag_acc", "per_label")},
+            **{f"spans_{prefix}_{name}": None for name in ("p", "r", "f", "per_type")},
+        }
+    scheme = get_scheme(scheme)
+    categories = score_trees(
+        [strip_functions(tree, scheme) for tree in gold],
+        [strip_functions(tree, scheme) for tree in test],
+        evalb_params,
+    )
+    full = function_scores(gold, test, scheme, evalb_params).labelled
+    summary = categories.summary()
+    per_label = {
+        label: {"p": score.precision / 100, "r": score.recall / 100, "f": score.fscore / 100}
+        for label, score in categories.label_scores().items()
+    }
+    scores = {
+        f"{prefix}_p": summary.precision / 100,
+        f"{prefix}_r": summary.recall / 100,
+        f"{prefix}_f": _finite(summary.fscore) / 100,
+        f"{prefix}_func_p": full.precision / 100,
+        f"{prefix}_func_r": full.recall / 100,
+        f"{prefix}_func_f": full.fscore / 100,
+        f"{prefix}_exact": summary.complete_match / 100,
+        f"{prefix}_tag_acc": summary.tagging_accuracy / 100,
+        f"{prefix}_per_label": per_label,
+    }
+    for name in ("p", "r", "f"):
+        scores[f"spans_{prefix}_{name}"] = scores[f"{prefix}_{name}"]
+    scores[f"spans_{prefix}_per_type"] = per_label
+    return scores
+
+
+@registry.scorers("spacy_lpcfg.constituency_scorer.v1")
+def make_constituency_scorer(evalb_params: str = "collins"):
+    """The EVALB constituency scorer (``score_constituents``) with these parameters."""
+    # A partial of a module-level function pickles, as nlp.pipe(n_process=2) needs.
+    return partial(score_constituents, evalb_params=evalb_params)
+
+
+def _finite(value: float) -> float:
+    return 0.0 if math.isnan(value) else value
+
+
+def _test_trees(example: Example, spans_key: str) -> list[Tree]:
+    """The prediction as one tree over the reference's words."""
+    predicted, reference = example.predicted, example.reference
+    if [token.text for token in predicted] == [token.text for token in reference]:
+        return doc_trees(predicted, spans_key)
+    leaves = [token.i for token in reference if not token.is_space]
+    words = [reference[i].text for i in leaves]
+    tags = [MISSING_TAG] * len(leaves)
+    group = find_group(predicted, spans_key)
+    spans = []
+    if predicted.text == reference.text:
+        by_chars = {(t.idx, t.idx + len(t)): t.tag_ for t in predicted if t.tag_}
+        for position, i in enumerate(leaves):
+            token = reference[i]
+            tags[position] = by_chars.get((token.idx, token.idx + len(token)), MISSING_TAG)
+        for span in group or ():
+            moved = reference.char_span(span.start_char, span.end_char)
+            if moved is not None:
+                spans.append((span.label_, moved.start, moved.end))
+    if not leaves:
+        return []
+    return [build_tree(leaves, words, tags, spans, spans_key)]
