@@ -153,14 +153,39 @@ def convert(
         typer.echo(f"{len(trees)} trees -> {target}", err=True)
 
 
-ESTIMATOR_NAMES = ("mle",)
+ESTIMATOR_NAMES = ("mle", "spectral", "clustering")
 
 
-def _make_estimator(name: str, transform, language: str, rare_threshold: int):
-    from .estimators import MLEEstimator
+def _make_estimator(
+    name: str,
+    transform,
+    language: str,
+    rare_threshold: int,
+    n_states: int | None,
+    random_state: int,
+    n_models: int = 1,
+    noise: str = "dropout",
+):
+    from .estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
+    from .estimators.noise import NoisyEnsemble
 
+    common = {"transform": transform, "language": language, "rare_threshold": rare_threshold}
+    if n_models > 1 and name != "clustering":
+        _fail("--n-models needs --estimator clustering (noisy clustering models)")
     if name == "mle":
-        return MLEEstimator(transform=transform, language=language, rare_threshold=rare_threshold)
+        return MLEEstimator(**common)
+    latent = {"random_state": random_state}
+    if n_states is not None:
+        latent["n_states"] = n_states
+    if name == "spectral":
+        return SpectralEstimator(**common, **latent)
+    if name == "clustering":
+        member = ClusteringEstimator(**common, **latent)
+        if n_models > 1:
+            return NoisyEnsemble(
+                estimator=member, n_models=n_models, noise=noise, random_state=random_state
+            )
+        return member
     _fail(f"unknown estimator '{name}'; available: {', '.join(ESTIMATOR_NAMES)}")
 
 
@@ -192,6 +217,16 @@ def train(
     rare_threshold: int = typer.Option(
         1, "--rare-threshold", help="Words seen at most this often feed unknown-word classes."
     ),
+    n_states: int | None = typer.Option(
+        None, "--n-states", help="Latent states per symbol (spectral: 8, clustering: 16)."
+    ),
+    random_state: int = typer.Option(0, "--random-state", help="Seed (spectral, clustering)."),
+    n_models: int = typer.Option(
+        1, "--n-models", help="Noisy clustering models decoded together (clustering)."
+    ),
+    noise: str = typer.Option(
+        "dropout", "--noise", help="Noise of --n-models: dropout, gaussian, multiplicative."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
     """Train a grammar on a treebank and save the model directory."""
@@ -212,7 +247,9 @@ def train(
             scheme=scheme,
             head_rules=head_rules or _default_head_rules(scheme, language),
         )
-        fitter = _make_estimator(estimator, spec, language, rare_threshold)
+        fitter = _make_estimator(
+            estimator, spec, language, rare_threshold, n_states, random_state, n_models, noise
+        )
         start = time.perf_counter()
         fitter.fit(trees)
         seconds = time.perf_counter() - start

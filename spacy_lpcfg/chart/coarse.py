@@ -2,15 +2,25 @@
 
 This pass decides pruning, so it is written for speed. Charts are stored by
 width, ``chart[width, symbol, start]``, and all the cells of one width are
-computed together: for a rule and a split offset d, the left children
-``chart[d, b, :]`` and the right children ``chart[width - d, c, d:]`` of every
-cell are contiguous rows, so the innermost loop runs over cells and
-vectorises (pytorch-struct's batching by width, without its strided copies).
-Each cell has one scale exponent (powers of two) shared by its symbols;
-values may be signed. A symbol whose row is all zero at a width (a
-preterminal above width 1, say) is skipped per rule. Memory: about six dense
-(n+1, n+1, S) float64 arrays (120 MB for n = 50, S = 1000); bound it with the
-sentence length."""
+computed together. For a width, the children of every (split, cell) pair are
+first copied into symbol-major rows laid out as ``[symbol, split, cell]``
+(left children already scaled to their cell's exponent), so that a rule
+a -> b c is one flat, vectorised loop ``sums[a] += w * left[b] * right[c]``
+over all its splits and cells at once; ``sums[a]`` is then added up over the
+splits. Each symbol's row covers only the splits where it is non-zero, and a
+rule loops over the intersection of its children's ranges. The outside pass
+does the same with parents and siblings.
+
+Most rules have a preterminal child, which has width 1: such a rule a -> t c
+contributes at one split only, a short loop. The rules a -> t c of one pair
+(a, c) are therefore merged per sentence into one row over word positions,
+``psi[a, c][x] = sum_t w(a -> t c) * chart[1, t, x]`` (and alike for a -> b t),
+so each pair costs one loop per width instead of one per rule.
+
+Each cell has one scale exponent (powers of two) shared by its symbols; values
+may be signed. Memory: about ten (n+1, n+1, S) float64 arrays (200 MB for
+n = 50, S = 1000); bound it with the sentence length."""
+
 
 from __future__ import annotations
 
@@ -22,7 +32,8 @@ from numba import njit
 
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
-from .inputs import lexical_arrays
+from ..grammar.symbols import PRETERMINAL
+from .inputs import lexical_arrays, per_grammar
 
 EMPTY = -(1 << 40)  # exponent of an all-zero cell
 MIN_SHIFT = -1100
@@ -52,6 +63,62 @@ class CoarsePosteriors:
         return self.z_sign != 0.0
 
 
+@dataclass(frozen=True)
+class _RuleClasses:
+    """A one-state grammar's binary rules split for the dense pass.
+
+    plain_by_left, plain_by_parent (np.ndarray): int32 (R, 3) the rules with no or two
+        preterminal children, sorted by left child (inside) and by parent (outside);
+        plain_left_weights, plain_parent_weights (np.ndarray): float64[R], theirs.
+    left_pairs (np.ndarray): int32 (P, 2), the (a, c) of the rules a -> t c with a
+        preterminal t and c not one; pair p's rules are left_tags / left_weights
+        [left_offsets[p]:left_offsets[p + 1]] (the t and the weights).
+    right_pairs, right_offsets, right_tags, right_weights: alike for a -> b t, pairs (a, b).
+    """
+
+    plain_by_left: np.ndarray
+    plain_left_weights: np.ndarray
+    plain_by_parent: np.ndarray
+    plain_parent_weights: np.ndarray
+    left_pairs: np.ndarray
+    left_offsets: np.ndarray
+    left_tags: np.ndarray
+    left_weights: np.ndarray
+    right_pairs: np.ndarray
+    right_offsets: np.ndarray
+    right_tags: np.ndarray
+    right_weights: np.ndarray
+
+
+@per_grammar
+def _rule_classes(grammar: LPCFG) -> _RuleClasses:
+    rules, weights = grammar.binary_rules, grammar.binary_weights
+    is_tag = grammar.symbols.kind_codes == PRETERMINAL
+    left_tag, right_tag = is_tag[rules[:, 1]], is_tag[rules[:, 2]]
+    plain = left_tag == right_tag
+
+    def pairs(selected: np.ndarray, pair_columns: list[int], tag_column: int):
+        chosen = rules[selected]
+        order = np.lexsort([chosen[:, c] for c in reversed(pair_columns)])
+        chosen, chosen_weights = chosen[order], weights[selected][order]
+        keys, first = np.unique(chosen[:, pair_columns], axis=0, return_index=True)
+        offsets = np.append(first, len(chosen)).astype(np.int64)
+        return (
+            keys.astype(np.int32).reshape(-1, 2),
+            offsets,
+            chosen[:, tag_column].astype(np.int32),
+            chosen_weights,
+        )
+
+    by_left = np.flatnonzero(plain)[np.argsort(rules[plain, 1], kind="stable")]
+    by_parent = np.flatnonzero(plain)
+    return _RuleClasses(
+        rules[by_left], weights[by_left], rules[by_parent], weights[by_parent],
+        *pairs(left_tag & ~right_tag, [0, 2], 1),
+        *pairs(right_tag & ~left_tag, [0, 1], 2),
+    )  # fmt: skip
+
+
 def coarse_posteriors(grammar: LPCFG, lexical: LexicalScores) -> CoarsePosteriors:
     """Anchored symbol posteriors of a one-state grammar, with no pruning.
 
@@ -63,12 +130,18 @@ def coarse_posteriors(grammar: LPCFG, lexical: LexicalScores) -> CoarsePosterior
         raise ValueError(Errors.E119)
     positions, tags, offsets, values = lexical_arrays(grammar, lexical)
     n = lexical.n_words
-    # Inside reads the rules grouped by left child: consecutive rules reuse its row.
-    order = grammar.binary_left_order
-    inside, inside_exponents = _coarse_inside(
-        n, grammar.n_symbols, grammar.binary_rules[order], grammar.binary_weights[order],
+    rules = _rule_classes(grammar)
+    pairs = (
+        rules.left_pairs, rules.left_offsets, rules.left_tags, rules.left_weights,
+        rules.right_pairs, rules.right_offsets, rules.right_tags, rules.right_weights,
+    )  # fmt: skip
+    unary = (
         grammar.unary_rules, grammar.unary_weights, grammar.unary_parent_offsets,
-        grammar.unary_parent_order, positions, tags, values,
+        grammar.unary_parent_order,
+    )  # fmt: skip
+    inside, inside_exponents = _coarse_inside(
+        n, grammar.n_symbols, rules.plain_by_left, rules.plain_left_weights, *pairs, *unary,
+        positions, tags, values,
     )  # fmt: skip
     z_mantissa = inside[n, grammar.root, 0]
     z_exponent = inside_exponents[n, 0]
@@ -76,9 +149,8 @@ def coarse_posteriors(grammar: LPCFG, lexical: LexicalScores) -> CoarsePosterior
     if z_mantissa == 0.0:
         return CoarsePosteriors(np.zeros(shape), -math.inf, 0.0)
     posteriors = _coarse_outside(
-        n, grammar.root, grammar.binary_rules, grammar.binary_weights,
-        grammar.unary_rules, grammar.unary_weights, grammar.unary_parent_offsets,
-        grammar.unary_parent_order, inside, inside_exponents, z_mantissa, z_exponent,
+        n, grammar.root, rules.plain_by_parent, rules.plain_parent_weights, *pairs, *unary,
+        inside, inside_exponents, z_mantissa, z_exponent,
     )  # fmt: skip
     log_abs_z = math.log(abs(z_mantissa)) + float(z_exponent) * math.log(2.0)
     return CoarsePosteriors(posteriors, log_abs_z, math.copysign(1.0, z_mantissa))
@@ -145,73 +217,74 @@ def _unary_closure(accumulator, n_cells, unary_rules, unary_weights, unary_by_pa
 
 
 @njit(cache=True, nogil=True)
-def _scale_rows(source, first, n_offsets, n_cells, shift, factors, nonzero, scaled):
-    """scaled[d, a, x] = source[first + d, a, x - shift * d] * factors[d, x] (0 where that
-    cell does not exist); rows with nonzero[first + d, a] False are left alone."""
-    for d in range(1, n_offsets):
-        for a in range(source.shape[1]):
-            if not nonzero[first + d, a]:
-                continue
-            for x in range(n_cells):
-                y = x - shift * d
-                scaled[d, a, x] = source[first + d, a, y] * factors[d, x] if y >= 0 else 0.0
+def _split_range(nonzero, width, first_width, n_splits, from_end, first, last, s):
+    """first[s], last[s]: the smallest and largest split d in [1, n_splits] whose row
+    nonzero[first_width + d, s] (or nonzero[width - d, s] when from_end) is set;
+    first > last when there is none."""
+    first[s] = n_splits + 1
+    last[s] = 0
+    for d in range(1, n_splits + 1):
+        if nonzero[width - d, s] if from_end else nonzero[first_width + d, s]:
+            if first[s] > n_splits:
+                first[s] = d
+            last[s] = d
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def _inside_width(width, n_cells, rules, weights, chart, nonzero, scaled_left, accumulator):
-    """accumulator[a, x] += w * sum_d scaled_left[d, b, x] * chart[width - d, c, x + d] for
-    every rule a -> b c: all cells (x, x + width) at once. The loop over d is outermost
-    so that the two chart planes it reads stay in cache while the rules go by."""
-    for d in range(1, width):
-        for r in range(rules.shape[0]):
-            b = rules[r, 1]
-            c = rules[r, 2]
-            if not (nonzero[d, b] and nonzero[width - d, c]):
-                continue
-            w = weights[r]
-            target = accumulator[rules[r, 0]]
-            left = scaled_left[d, b]
-            right = chart[width - d, c, d:]
-            for x in range(n_cells):
-                target[x] += w * left[x] * right[x]
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
+def _add_products(target, weight, factor_1, factor_2):
+    """target += weight * factor_1 * factor_2, elementwise. A function of its own
+    over contiguous 1-d views, because that is the form numba vectorises."""
+    for t in range(target.shape[0]):
+        target[t] += weight * factor_1[t] * factor_2[t]
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def _outside_side(width, n_cells, rules, weights, target_column, sibling_column,
-                  outside_nonzero, inside, inside_nonzero, scaled_parents, sibling_start,
-                  target_shift, accumulator):  # fmt: skip
-    """One half of the outside sums of all cells (x, x + width), over parents of width
-    width + d (one call per half: a single loop nest doing both runs 3 times slower).
-
-    As a left child (target_column 1, sibling_column 2, sibling_start = width,
-    target_shift 0): parent (x, x + width + d), sibling (x + width, x + width + d).
-    As a right child (target_column 2, sibling_column 1, sibling_start = 0,
-    target_shift 1): parent (x - d, x + width), sibling (x - d, x).
-    The parents' outside rows come pre-scaled and aligned with x (scaled_parents).
-    Targets whose inside row is all zero at this width (preterminals above width 1,
-    say) are skipped: no derivation uses them, so their outside is never needed
-    (with signed weights an inside row that cancels to exactly zero is treated alike).
-    """
-    for d in range(1, n_cells):
-        for r in range(rules.shape[0]):
-            a = rules[r, 0]
-            if not outside_nonzero[width + d, a]:
-                continue
-            sibling = rules[r, sibling_column]
-            target = rules[r, target_column]
-            if not (inside_nonzero[d, sibling] and inside_nonzero[width, target]):
-                continue
-            w = weights[r]
-            target_row = accumulator[target, target_shift * d :]
-            parent_row = scaled_parents[d, a, target_shift * d :]
-            sibling_row = inside[d, sibling, sibling_start:]
-            for x in range(n_cells - d):
-                target_row[x] += w * parent_row[x] * sibling_row[x]
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
+def _add_triple(target, factor_1, factor_2, factor_3):
+    """target += factor_1 * factor_2 * factor_3, elementwise (as _add_products)."""
+    for t in range(target.shape[0]):
+        target[t] += factor_1[t] * factor_2[t] * factor_3[t]
 
 
 @njit(cache=True, nogil=True)
-def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left, unary_rules, unary_weights,
-                   unary_by_parent, unary_parent_order, lex_positions, lex_tags, lex_values):  # fmt: skip
+def _merge_tags(pair_offsets, pair_tags, pair_weights, width_one, merged):
+    """merged[p, x] = sum of w * width_one[t, x] over the (t, w) of pair p: the
+    preterminal children of its rules, summed once per sentence."""
+    for p in range(pair_offsets.shape[0] - 1):
+        merged[p, :] = 0.0
+        for r in range(pair_offsets[p], pair_offsets[p + 1]):
+            w = pair_weights[r]
+            row = width_one[pair_tags[r]]
+            for x in range(merged.shape[1]):
+                merged[p, x] += w * row[x]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _triangle(d, n_cells):
+    """Where split d's row starts when split d' has n_cells - d' entries."""
+    return (d - 1) * n_cells - (d - 1) * d // 2
+
+
+@njit(cache=True, nogil=True)
+def _add_splits(sums, first, last, n_cells, accumulator, s):
+    """accumulator[s, x] += sum over splits d of sums[s, (d - 1) * n_cells + x], for the
+    splits first[s]..last[s] that were written; those entries are zeroed again."""
+    if first[s] > last[s]:
+        return
+    for d in range(first[s], last[s] + 1):
+        base = (d - 1) * n_cells
+        for x in range(n_cells):
+            accumulator[s, x] += sums[s, base + x]
+            sums[s, base + x] = 0.0
+    first[s] = 1 << 30
+    last[s] = 0
+
+
+@njit(cache=True, nogil=True)
+def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
+                   left_pairs, left_offsets, left_tags, left_weights,
+                   right_pairs, right_offsets, right_tags, right_weights,
+                   unary_rules, unary_weights, unary_by_parent, unary_parent_order,
+                   lex_positions, lex_tags, lex_values):  # fmt: skip
     """RETURNS (chart float64 (n+1, S, n+1) [width, symbol, start], exponents int64 (n+1, n+1)
     [width, start])."""
     chart = np.zeros((n + 1, n_symbols, n + 1))
@@ -223,30 +296,78 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left, unary_rules, un
     # Split offset d of cell x pairs cells (d, x) and (width - d, x + d): exponents
     # shifted per d so that _align sees them side by side.
     shifted = np.full((n + 1, n + 1), EMPTY, np.int64)
-    scaled_left = np.zeros((n + 1, n_symbols, n + 1))
+    size = n * n // 4 + n + 1  # >= (width - 1) * (n - width + 1)
+    left = np.zeros((n_symbols, size))
+    right = np.zeros((n_symbols, size))
+    sums = np.zeros((n_symbols, size))
+    first_left = np.empty(n_symbols, np.int64)
+    last_left = np.empty(n_symbols, np.int64)
+    first_right = np.empty(n_symbols, np.int64)
+    last_right = np.empty(n_symbols, np.int64)
+    first_sum = np.full(n_symbols, 1 << 30, np.int64)
+    last_sum = np.zeros(n_symbols, np.int64)
+    left_merged = np.zeros((left_pairs.shape[0], n + 1))
+    right_merged = np.zeros((right_pairs.shape[0], n + 1))
     for width in range(1, n + 1):
         n_cells = n - width + 1
-        accumulator[:, :] = 0.0
+        accumulator[:, :n_cells] = 0.0
         if width == 1:
             for e in range(lex_positions.shape[0]):
                 accumulator[lex_tags[e], lex_positions[e]] += lex_values[e]
             top[:] = 0
         else:
+            n_splits = width - 1
             for d in range(1, width):
                 for x in range(n_cells):
                     shifted[d, x] = exponents[width - d, x + d]
             _align(exponents, shifted, width, n_cells, top, factors)
-            _scale_rows(chart, 0, width, n_cells, 0, factors, nonzero, scaled_left)
-            _inside_width(
-                width,
-                n_cells,
-                rules_by_left,
-                weights_by_left,
-                chart,
-                nonzero,
-                scaled_left,
-                accumulator,
-            )
+            for s in range(n_symbols):
+                _split_range(nonzero, width, 0, n_splits, False, first_left, last_left, s)
+                for d in range(first_left[s], last_left[s] + 1):
+                    base = (d - 1) * n_cells
+                    for x in range(n_cells):
+                        left[s, base + x] = chart[d, s, x] * factors[d, x]
+                _split_range(nonzero, width, 0, n_splits, True, first_right, last_right, s)
+                for d in range(first_right[s], last_right[s] + 1):
+                    base = (d - 1) * n_cells
+                    for x in range(n_cells):
+                        right[s, base + x] = chart[width - d, s, x + d]
+            for r in range(rules_by_left.shape[0]):
+                b = rules_by_left[r, 1]
+                c = rules_by_left[r, 2]
+                first = max(first_left[b], first_right[c])
+                last = min(last_left[b], last_right[c])
+                if first > last:
+                    continue
+                a = rules_by_left[r, 0]
+                start, stop = (first - 1) * n_cells, last * n_cells
+                _add_products(sums[a, start:stop], weights_by_left[r],
+                              left[b, start:stop], right[c, start:stop])  # fmt: skip
+                first_sum[a] = min(first_sum[a], first)
+                last_sum[a] = max(last_sum[a], last)
+            # a -> t c at split 1, a -> b t at split width - 1, preterminals merged.
+            for p in range(left_pairs.shape[0]):
+                c = left_pairs[p, 1]
+                if not nonzero[width - 1, c]:
+                    continue
+                a = left_pairs[p, 0]
+                _add_triple(sums[a, :n_cells], left_merged[p, :n_cells], factors[1, :n_cells],
+                            right[c, :n_cells])  # fmt: skip
+                first_sum[a] = min(first_sum[a], 1)
+                last_sum[a] = max(last_sum[a], 1)
+            d = width - 1
+            start, stop = (d - 1) * n_cells, d * n_cells
+            for q in range(right_pairs.shape[0]):
+                b = right_pairs[q, 1]
+                if not nonzero[d, b]:
+                    continue
+                a = right_pairs[q, 0]
+                _add_products(sums[a, start:stop], 1.0, left[b, start:stop],
+                              right_merged[q, d : d + n_cells])  # fmt: skip
+                first_sum[a] = min(first_sum[a], d)
+                last_sum[a] = max(last_sum[a], d)
+            for a in range(n_symbols):
+                _add_splits(sums, first_sum, last_sum, n_cells, accumulator, a)
         _unary_closure(
             accumulator,
             n_cells,
@@ -257,118 +378,7 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left, unary_rules, un
             False,
         )
         _store_cells(accumulator, top, n_cells, width, chart, exponents, nonzero)
+        if width == 1:
+            _merge_tags(left_offsets, left_tags, left_weights, chart[1], left_merged)
+            _merge_tags(right_offsets, right_tags, right_weights, chart[1], right_merged)
     return chart, exponents
-
-
-@njit(cache=True, nogil=True)
-def _coarse_outside(n, root, binary_rules, binary_weights, unary_rules, unary_weights,
-                    unary_by_parent, unary_parent_order, inside, inside_exponents,
-                    z_mantissa, z_exponent):  # fmt: skip
-    """RETURNS posteriors float64 (n+1, n+1, S) [start, end, symbol]."""
-    n_symbols = inside.shape[1]
-    outside = np.zeros((n + 1, n_symbols, n + 1))
-    exponents = np.full((n + 1, n + 1), EMPTY, np.int64)
-    inside_nonzero = np.zeros((n + 1, n_symbols), np.bool_)
-    for width in range(1, n + 1):
-        for a in range(n_symbols):
-            for x in range(n - width + 1):
-                inside_nonzero[width, a] = inside_nonzero[width, a] or inside[width, a, x] != 0.0
-    outside_nonzero = np.zeros((n + 1, n_symbols), np.bool_)
-    from_left = np.zeros((n_symbols, n + 1))
-    from_right = np.zeros((n_symbols, n + 1))
-    top_left = np.zeros(n + 1, np.int64)
-    top_right = np.zeros(n + 1, np.int64)
-    top = np.zeros(n + 1, np.int64)
-    left_factors = np.zeros((n + 1, n + 1))
-    right_factors = np.zeros((n + 1, n + 1))
-    parent_exponents = np.full((n + 1, n + 1), EMPTY, np.int64)
-    sibling_exponents = np.full((n + 1, n + 1), EMPTY, np.int64)
-    scaled_left = np.zeros((n + 1, n_symbols, n + 1))
-    scaled_right = np.zeros((n + 1, n_symbols, n + 1))
-    posteriors = np.zeros((n + 1, n + 1, n_symbols))
-    for width in range(n, 0, -1):
-        n_cells = n - width + 1
-        from_left[:, :] = 0.0
-        from_right[:, :] = 0.0
-        if width == n:
-            from_left[root, 0] = 1.0
-            top[0] = 0
-        else:
-            # As a left child: parent (x, x + width + d), sibling (x + width, x + width + d).
-            for d in range(1, n_cells):
-                for x in range(n_cells):
-                    valid = x + d < n_cells
-                    parent_exponents[d, x] = exponents[width + d, x] if valid else EMPTY
-                    sibling_exponents[d, x] = inside_exponents[d, x + width] if valid else EMPTY
-            _align(parent_exponents, sibling_exponents, n_cells, n_cells, top_left, left_factors)
-            # As a right child: parent (x - d, x + width), sibling (x - d, x).
-            for d in range(1, n_cells):
-                for x in range(n_cells):
-                    valid = x >= d
-                    parent_exponents[d, x] = exponents[width + d, x - d] if valid else EMPTY
-                    sibling_exponents[d, x] = inside_exponents[d, x - d] if valid else EMPTY
-            _align(parent_exponents, sibling_exponents, n_cells, n_cells, top_right, right_factors)
-            _scale_rows(
-                outside, width, n_cells, n_cells, 0, left_factors, outside_nonzero, scaled_left
-            )
-            _scale_rows(
-                outside, width, n_cells, n_cells, 1, right_factors, outside_nonzero, scaled_right
-            )
-            _outside_side(
-                width,
-                n_cells,
-                binary_rules,
-                binary_weights,
-                1,
-                2,
-                outside_nonzero,
-                inside,
-                inside_nonzero,
-                scaled_left,
-                width,
-                0,
-                from_left,
-            )
-            _outside_side(
-                width,
-                n_cells,
-                binary_rules,
-                binary_weights,
-                2,
-                1,
-                outside_nonzero,
-                inside,
-                inside_nonzero,
-                scaled_right,
-                0,
-                1,
-                from_right,
-            )
-            # Bring both halves of each cell to one exponent.
-            for x in range(n_cells):
-                top[x] = max(top_left[x], top_right[x])
-                if top[x] == EMPTY:
-                    continue
-                left = _times_pow2(1.0, top_left[x] - top[x]) if top_left[x] != EMPTY else 0.0
-                right = _times_pow2(1.0, top_right[x] - top[x]) if top_right[x] != EMPTY else 0.0
-                for a in range(n_symbols):
-                    from_left[a, x] = from_left[a, x] * left + from_right[a, x] * right
-        _unary_closure(
-            from_left,
-            n_cells,
-            unary_rules,
-            unary_weights,
-            unary_by_parent,
-            unary_parent_order,
-            True,
-        )
-        _store_cells(from_left, top, n_cells, width, outside, exponents, outside_nonzero)
-        for x in range(n_cells):
-            if exponents[width, x] == EMPTY or inside_exponents[width, x] == EMPTY:
-                continue
-            scale = exponents[width, x] + inside_exponents[width, x] - z_exponent
-            for a in range(n_symbols):
-                value = outside[width, a, x] * inside[width, a, x]
-                if value != 0.0:
-                    posteriors[x, x + width, a] = _times_pow2(value / z_mantissa, scale)
-    return posteriors

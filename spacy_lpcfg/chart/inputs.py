@@ -2,17 +2,118 @@
 
 from __future__ import annotations
 
+import functools
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
 import numpy as np
 
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
 
-_NO_MASK = np.ones((1, 1, 1), dtype=np.bool_)  # placeholder: kernels take an array either way
+T = TypeVar("T")
+_NO_MASK = np.ones((1, 1, 8), dtype=np.bool_)  # placeholder: kernels take an array either way
+
+
+@dataclass(frozen=True)
+class MergedMask:
+    """Allowed chart items given over merged symbols, e.g. the items a coarser
+    pruning level kept: item (a, i, j) is allowed when ``mask[i, j, columns[a]]``.
+    Kernels read it as it is, without expanding it to the grammar's symbols.
+
+    mask (np.ndarray): bool (n+1, n+1, K), K > every column (padding allowed).
+    columns (np.ndarray): int32[S], the mask column of each grammar symbol.
+    members (tuple[np.ndarray, np.ndarray] | None): ``column_members(columns, K)``
+        when the caller has it already (a pruning cascade computes it once).
+    """
+
+    mask: np.ndarray
+    columns: np.ndarray
+    members: tuple[np.ndarray, np.ndarray] | None = None
+
+    def dense(self) -> np.ndarray:
+        """bool (n+1, n+1, S): the same mask over the grammar's symbols."""
+        return self.mask[:, :, self.columns]
+
+
+Mask = np.ndarray | MergedMask | None
+
+
+def column_members(columns: np.ndarray, n_columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets int64[K+1], members int32[S]): the symbols of column k are
+    ``members[offsets[k]:offsets[k + 1]]``, increasing."""
+    members = np.argsort(columns, kind="stable").astype(np.int32)
+    offsets = np.zeros(n_columns + 1, dtype=np.int64)
+    np.cumsum(np.bincount(columns, minlength=n_columns), out=offsets[1:])
+    return offsets, members
+
+
+@dataclass(frozen=True)
+class ChartIndex:
+    """Structures of a grammar the chart kernels read, built once per grammar.
+
+    binary_parents (np.ndarray): int32[k], the symbols that have binary rules, increasing.
+    left_only (np.ndarray): bool[S], the symbols that are only ever the left child of
+        a binary rule (never a right or unary child, nor the root): the intermediate
+        symbols of a binarisation that puts them on the left and names their right
+        sibling in their label.
+    sibling_offsets, siblings (np.ndarray): int64[S+1], int32[...]: the right siblings of
+        symbol a in its binary rules are ``siblings[sibling_offsets[a]:sibling_offsets[a+1]]``.
+    """
+
+    binary_parents: np.ndarray
+    left_only: np.ndarray
+    sibling_offsets: np.ndarray
+    siblings: np.ndarray
+
+
+_CACHE: dict[tuple[int, str], tuple[weakref.ref, object]] = {}
+
+
+def per_grammar(build: Callable[[LPCFG], T]) -> Callable[[LPCFG], T]:
+    """Decorator: ``build(grammar)`` is computed once per grammar object and kept while
+    the grammar lives (grammars are immutable; parsers call the kernels per sentence)."""
+
+    @functools.wraps(build)
+    def cached(grammar: LPCFG) -> T:
+        key = (id(grammar), build.__qualname__)
+        found = _CACHE.get(key)
+        if found is not None and found[0]() is grammar:
+            return found[1]
+        value = build(grammar)
+        _CACHE[key] = (weakref.ref(grammar, lambda _, key=key: _CACHE.pop(key, None)), value)
+        return value
+
+    return cached
+
+
+@per_grammar
+def chart_index(grammar: LPCFG) -> ChartIndex:
+    """The grammar's ChartIndex."""
+    n_symbols = grammar.n_symbols
+    rules = grammar.binary_rules
+    left_only = np.ones(n_symbols, dtype=bool)
+    left_only[rules[:, 2]] = False
+    left_only[grammar.unary_rules[:, 1]] = False
+    left_only[grammar.root] = False
+    pairs = np.unique(rules[:, 1:].astype(np.int64), axis=0)  # (left, right), sorted
+    offsets = np.zeros(n_symbols + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pairs[:, 0], minlength=n_symbols), out=offsets[1:])
+    return ChartIndex(
+        binary_parents=np.flatnonzero(np.diff(grammar.binary_parent_offsets) > 0).astype(
+            np.int32
+        ),
+        left_only=left_only,
+        sibling_offsets=offsets,
+        siblings=pairs[:, 1].astype(np.int32),
+    )
 
 
 def binary_parents(grammar: LPCFG) -> np.ndarray:
     """int32[k]: the symbols that have binary rules, increasing."""
-    return np.flatnonzero(np.diff(grammar.binary_parent_offsets) > 0).astype(np.int32)
+    return chart_index(grammar).binary_parents
 
 
 def lexical_arrays(grammar: LPCFG, lexical: LexicalScores) -> tuple:
@@ -21,19 +122,44 @@ def lexical_arrays(grammar: LPCFG, lexical: LexicalScores) -> tuple:
     return lexical.positions, lexical.tags, lexical.offsets, lexical.values
 
 
-def mask_arrays(mask: np.ndarray | None, n_words: int, n_symbols: int) -> tuple[bool, np.ndarray]:
-    """(has_mask, bool array (n+1, n+1, S)) for an optional pruning mask.
+def mask_arrays(mask: Mask, n_words: int, n_symbols: int) -> tuple:
+    """(has_mask, mask bool (n+1, n+1, K'), columns int32[S], column_offsets int64[K+1],
+    column_members int32[S]) for an optional pruning mask: item (a, i, j) (half-open
+    span) may be used when ``mask[i, j, columns[a]]``; the symbols of column K are
+    ``column_members[column_offsets[K]:column_offsets[K + 1]]``. The mask's K columns
+    are padded with False to a multiple of 8 (K'), so that kernels can view it as
+    uint64 words.
 
-    mask[i, j, a] is True when item (a, i, j) (half-open span) may be used.
+    mask (np.ndarray | MergedMask | None): a bool (n+1, n+1, S) array over the
+        grammar's symbols, a MergedMask, or None for no pruning.
     """
     if mask is None:
-        return False, _NO_MASK
-    mask = np.asarray(mask)
-    expected = (n_words + 1, n_words + 1, n_symbols)
-    if mask.shape != expected or mask.dtype != np.bool_:
+        identity = np.arange(n_symbols, dtype=np.int32)
+        return False, _NO_MASK, identity, np.arange(n_symbols + 1, dtype=np.int64), identity
+    if isinstance(mask, MergedMask):
+        array, columns = np.asarray(mask.mask), np.asarray(mask.columns, dtype=np.int32)
+        n_columns = array.shape[-1] if array.ndim == 3 else 0
+        if columns.shape != (n_symbols,) or columns.min(initial=0) < 0 or (
+            columns.max(initial=-1) >= n_columns
+        ):
+            detail = f"columns must map {n_symbols} symbols to the mask's {n_columns} columns"
+            raise ValueError(Errors.E118.format(detail=detail))
+        members = mask.members
+    else:
+        array = np.asarray(mask)
+        n_columns = n_symbols
+        columns = np.arange(n_symbols, dtype=np.int32)
+        members = None
+    expected = (n_words + 1, n_words + 1, n_columns)
+    if array.shape != expected or array.dtype != np.bool_:
         raise ValueError(
             Errors.E118.format(
-                detail=f"got {mask.dtype} array of shape {mask.shape}, expected bool {expected}"
+                detail=f"got {array.dtype} array of shape {array.shape}, expected bool {expected}"
             )
         )
-    return True, np.ascontiguousarray(mask)
+    offsets, members = members or column_members(columns, n_columns)
+    if n_columns % 8:
+        padded = np.zeros(expected[:2] + (n_columns + 8 - n_columns % 8,), dtype=np.bool_)
+        padded[:, :, :n_columns] = array
+        array = padded
+    return True, np.ascontiguousarray(array), columns, offsets, members

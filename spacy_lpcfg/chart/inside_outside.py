@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..grammar import LPCFG, LexicalScores
-from .inputs import binary_parents, lexical_arrays, mask_arrays
+from .inputs import Mask, binary_parents, chart_index, lexical_arrays, mask_arrays
 from .latent_kernels import EMPTY, latent_inside, latent_outside
+from .one_state_kernels import one_state_inside, one_state_outside
 
 
 @dataclass(frozen=True)
@@ -19,9 +20,11 @@ class AnchoredRules:
 
     rules (np.ndarray): int32[K], rule ids (rows of grammar.binary_rules or unary_rules).
     starts, ends (np.ndarray): int32[K], the parent's half-open span.
+    scores (np.ndarray): float64[K]; negative values are possible with signed grammars.
     splits (np.ndarray | None): int32[K], the split point k (left child [start, k),
         right child [k, end)); None for unary rules.
-    scores (np.ndarray): float64[K]; negative values are possible with signed grammars.
+    items (np.ndarray | None): int32 (K, 3) (parent, left, right) or (K, 2) (parent,
+        child): the chart items of each rule, as indices of ChartPosteriors.item_*.
     """
 
     rules: np.ndarray
@@ -29,6 +32,7 @@ class AnchoredRules:
     ends: np.ndarray
     scores: np.ndarray
     splits: np.ndarray | None = None
+    items: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -70,22 +74,27 @@ class ChartPosteriors:
 def inside_outside(
     grammar: LPCFG,
     lexical: LexicalScores,
-    mask: np.ndarray | None = None,
+    mask: Mask = None,
     *,
     rule_posteriors: bool = True,
 ) -> ChartPosteriors:
     """Run inside and outside for one sentence over the items the mask allows.
 
-    grammar (LPCFG): any latent grammar; weights may be negative.
+    grammar (LPCFG): any latent grammar; weights may be negative. One-state
+        grammars run on specialised kernels (one_state_kernels), the same chart.
     lexical (LexicalScores): the preterminal scores of the sentence.
-    mask (np.ndarray | None): bool (n+1, n+1, n_symbols); mask[i, j, a] allows item
-        (a, i, j). None allows every item.
+    mask (np.ndarray | MergedMask | None): bool (n+1, n+1, n_symbols), mask[i, j, a]
+        allows item (a, i, j); or a MergedMask over merged symbols. None allows
+        every item.
     rule_posteriors (bool): also compute anchored rule posteriors. Defaults to True.
     RETURNS (ChartPosteriors): Z, item marginals and anchored rule posteriors.
     """
     n = lexical.n_words
     lex = lexical_arrays(grammar, lexical)
-    has_mask, mask_array = mask_arrays(mask, n, grammar.n_symbols)
+    masks = mask_arrays(mask, n, grammar.n_symbols)
+    if grammar.max_states == 1:
+        return _one_state_chart(grammar, n, lex, masks, rule_posteriors)
+    has_mask, mask_array, columns, _, _ = masks
     (table, cell_first, cell_count, symbols, starts, ends, offsets, exponents,
      values) = latent_inside(
         n, grammar.n_states, grammar.max_states,
@@ -93,13 +102,13 @@ def inside_outside(
         grammar.binary_parent_offsets, binary_parents(grammar),
         grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
-        *lex, has_mask, mask_array,
+        *lex, has_mask, mask_array, columns,
     )  # fmt: skip
     top = table[0, n, grammar.root]
     z_mantissa = values[offsets[top]] if top >= 0 else 0.0
     if top < 0 or exponents[top] == EMPTY or z_mantissa == 0.0:
         return _no_parse(n)
-    marginals, binary, unary = latent_outside(
+    outside = latent_outside(
         n, grammar.root, grammar.n_states, grammar.max_states,
         grammar.binary_rules, grammar.binary_offsets, grammar.binary_weights,
         grammar.binary_parent_offsets,
@@ -108,18 +117,54 @@ def inside_outside(
         table, cell_first, cell_count, symbols, offsets, exponents, values,
         z_mantissa, exponents[top], rule_posteriors,
     )  # fmt: skip
-    rules, b_starts, splits, b_ends, scores = binary
-    u_rules, u_starts, u_ends, u_scores = unary
+    return _posteriors(n, z_mantissa, exponents[top], symbols, starts, ends, outside)
+
+
+def _one_state_chart(grammar, n, lex, masks, rule_posteriors) -> ChartPosteriors:
+    positions, tags, offsets, values = lex
+    has_mask, mask, columns, column_offsets, column_members = masks
+    index = chart_index(grammar)
+    table_type = np.zeros(0, np.uint16 if grammar.n_symbols < 65535 else np.int32)
+    (table, cell_first, cell_count, symbols, starts, ends, exponents, values,
+     edges) = one_state_inside(
+        n, grammar.n_symbols,
+        grammar.binary_rules, grammar.binary_weights,
+        grammar.binary_parent_offsets, index.binary_parents,
+        grammar.unary_rules, grammar.unary_weights,
+        grammar.unary_parent_offsets, grammar.unary_parent_order,
+        positions, tags, offsets, values,
+        has_mask, mask, mask.view(np.uint64), columns, column_offsets, column_members,
+        index.left_only, index.sibling_offsets, index.siblings, table_type,
+    )  # fmt: skip
+    if table[0, n, grammar.root] == 0:
+        return _no_parse(n)
+    top = cell_first[0, n] + table[0, n, grammar.root] - 1
+    if values[top] == 0.0:
+        return _no_parse(n)
+    outside = one_state_outside(
+        n, grammar.root, grammar.binary_rules, grammar.binary_weights,
+        grammar.unary_rules, grammar.unary_weights,
+        grammar.unary_parent_offsets, grammar.unary_parent_order,
+        table, cell_first, cell_count, symbols, starts, ends, exponents, values, edges,
+        values[top], exponents[top], rule_posteriors,
+    )  # fmt: skip
+    return _posteriors(n, values[top], exponents[top], symbols, starts, ends, outside)
+
+
+def _posteriors(n, z_mantissa, z_exponent, symbols, starts, ends, outside) -> ChartPosteriors:
+    marginals, binary, unary = outside
+    rules, b_starts, splits, b_ends, scores, b_items = binary
+    u_rules, u_starts, u_ends, u_scores, u_items = unary
     return ChartPosteriors(
         n_words=n,
-        log_abs_z=math.log(abs(z_mantissa)) + float(exponents[top]) * math.log(2.0),
+        log_abs_z=math.log(abs(z_mantissa)) + float(z_exponent) * math.log(2.0),
         z_sign=math.copysign(1.0, z_mantissa),
         item_symbols=symbols,
         item_starts=starts,
         item_ends=ends,
         marginals=marginals,
-        binary=AnchoredRules(rules, b_starts, b_ends, scores, splits),
-        unary=AnchoredRules(u_rules, u_starts, u_ends, u_scores),
+        binary=AnchoredRules(rules, b_starts, b_ends, scores, splits, b_items),
+        unary=AnchoredRules(u_rules, u_starts, u_ends, u_scores, None, u_items),
     )
 
 
@@ -134,6 +179,6 @@ def _no_parse(n_words: int) -> ChartPosteriors:
         item_starts=ints,
         item_ends=ints,
         marginals=floats,
-        binary=AnchoredRules(ints, ints, ints, floats, ints),
-        unary=AnchoredRules(ints, ints, ints, floats),
+        binary=AnchoredRules(ints, ints, ints, floats, ints, np.zeros((0, 3), dtype=np.int32)),
+        unary=AnchoredRules(ints, ints, ints, floats, None, np.zeros((0, 2), dtype=np.int32)),
     )

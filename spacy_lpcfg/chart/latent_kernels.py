@@ -27,6 +27,9 @@ from numba import njit
 EMPTY = -(1 << 40)  # exponent of a zero vector; sums of a few stay far from int64 overflow
 MIN_SHIFT = -1100  # 2.0**MIN_SHIFT underflows to zero in float64
 NO_ITEM = -1
+# Reassociation lets numba vectorise the dot products over latent states; inf/nan
+# semantics are kept.
+_FAST = {"reassoc", "contract"}
 
 
 @njit(cache=True, nogil=True)
@@ -90,13 +93,13 @@ def grow(array, needed):
     return bigger
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def latent_inside(
     n, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent, binary_parents,
     unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
     lex_positions, lex_tags, lex_offsets, lex_values,
-    has_mask, mask,
+    has_mask, mask, columns,
 ):  # fmt: skip
     """Inside pass. Binary rules use the split-accumulation trick: per (cell, rule),
     sum the outer products inside_b ⊗ inside_c over split points (rescaled to a
@@ -125,7 +128,7 @@ def latent_inside(
     touched = np.empty(n_symbols, np.int32)
     left_any = np.zeros(n_symbols, np.bool_)
     right_any = np.zeros(n_symbols, np.bool_)
-    outer = np.zeros((max_states, max_states))
+    outer = np.zeros(max_states * max_states)  # (m_b, m_c) flattened
     contracted = np.empty(max_states)
     lex = 0
     for width in range(1, n + 1):
@@ -135,7 +138,7 @@ def latent_inside(
             if width == 1:
                 while lex < lex_positions.shape[0] and lex_positions[lex] == i:
                     tag = lex_tags[lex]
-                    if not has_mask or mask[i, j, tag]:
+                    if not has_mask or mask[i, j, columns[tag]]:
                         size = n_states[tag]
                         for h in range(size):
                             contracted[h] = lex_values[lex_offsets[lex] + h]
@@ -155,7 +158,7 @@ def latent_inside(
                     for item in range(cell_first[k, j], cell_first[k, j] + cell_count[k, j]):
                         right_any[item_symbols[item]] = True
                 for a in binary_parents:
-                    if has_mask and not mask[i, j, a]:
+                    if has_mask and not mask[i, j, columns[a]]:
                         continue
                     size_a = n_states[a]
                     for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
@@ -183,7 +186,7 @@ def latent_inside(
                             continue
                         size_b = n_states[b]
                         size_c = n_states[c]
-                        outer[:size_b, :size_c] = 0.0
+                        outer[: size_b * size_c] = 0.0
                         for k in range(i + 1, j):
                             left = table[i, k, b]
                             right = table[k, j, c]
@@ -202,14 +205,16 @@ def latent_inside(
                             for h2 in range(size_b):
                                 x = values[base_b + h2] * factor
                                 for h3 in range(size_c):
-                                    outer[h2, h3] += x * values[base_c + h3]
+                                    outer[h2 * size_c + h3] += x * values[base_c + h3]
+                        # Contract with the tensor: one dot product of length m_b * m_c per
+                        # parent state.
                         base = binary_offsets[r]
+                        size_bc = size_b * size_c
                         for h1 in range(size_a):
                             total = 0.0
-                            for h2 in range(size_b):
-                                row = base + (h1 * size_b + h2) * size_c
-                                for h3 in range(size_c):
-                                    total += binary_weights[row + h3] * outer[h2, h3]
+                            row = base + h1 * size_bc
+                            for h23 in range(size_bc):
+                                total += binary_weights[row + h23] * outer[h23]
                             contracted[h1] = total
                         shift = normalise(contracted, size_a)
                         if shift != EMPTY:
@@ -228,7 +233,7 @@ def latent_inside(
                         right_any[item_symbols[item]] = False
             # Unary closure: parents in topological order, so chains are summed exactly.
             for p in unary_parent_order:
-                if has_mask and not mask[i, j, p]:
+                if has_mask and not mask[i, j, columns[p]]:
                     continue
                 size_p = n_states[p]
                 for r in range(unary_by_parent[p], unary_by_parent[p + 1]):
@@ -295,7 +300,7 @@ def latent_inside(
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def latent_outside(
     n, root, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent,
@@ -311,8 +316,9 @@ def latent_outside(
     (V in_c) . in_b, so each split costs O(m^2).
 
     RETURNS (marginals float64[N], binary posteriors (rules int32, starts int32, splits
-        int32, ends int32, scores float64), unary posteriors (rules int32, starts int32,
-        ends int32, scores float64)).
+        int32, ends int32, scores float64, items int32 (K, 3): parent, left and right
+        item), unary posteriors (rules int32, starts int32, ends int32, scores float64,
+        items int32 (K, 2): parent and child item)).
     """
     n_items = item_symbols.shape[0]
     out_values = np.zeros(inside_values.shape[0])
@@ -329,15 +335,37 @@ def latent_outside(
     b_split = np.empty(capacity, np.int32)
     b_end = np.empty(capacity, np.int32)
     b_score = np.empty(capacity, np.float64)
+    b_items = np.empty(3 * capacity, np.int32)  # (parent, left, right) per posterior
     n_binary = 0
     u_rule = np.empty(capacity, np.int32)
     u_start = np.empty(capacity, np.int32)
     u_end = np.empty(capacity, np.int32)
     u_score = np.empty(capacity, np.float64)
+    u_items = np.empty(2 * capacity, np.int32)  # (parent, child)
     n_unary = 0
     for width in range(n, 0, -1):
         for i in range(n - width + 1):
             j = i + width
+            if with_rules:
+                # Room for the cell's posteriors, reserved here: numba reference-counts
+                # an array reassigned inside a loop on every iteration of that loop.
+                most_unary = n_unary
+                most_binary = n_binary
+                for item in range(cell_first[i, j], cell_first[i, j] + cell_count[i, j]):
+                    a = item_symbols[item]
+                    most_unary += unary_by_parent[a + 1] - unary_by_parent[a]
+                    most_binary += (binary_by_parent[a + 1] - binary_by_parent[a]) * (width - 1)
+                u_rule = grow(u_rule, most_unary)
+                u_start = grow(u_start, most_unary)
+                u_end = grow(u_end, most_unary)
+                u_score = grow(u_score, most_unary)
+                u_items = grow(u_items, 2 * most_unary)
+                b_rule = grow(b_rule, most_binary)
+                b_start = grow(b_start, most_binary)
+                b_split = grow(b_split, most_binary)
+                b_end = grow(b_end, most_binary)
+                b_score = grow(b_score, most_binary)
+                b_items = grow(b_items, 3 * most_binary)
             # Unary closure, parents before children.
             for q in range(unary_parent_order.shape[0] - 1, -1, -1):
                 p = unary_parent_order[q]
@@ -368,13 +396,11 @@ def latent_outside(
                         total = 0.0
                         for h2 in range(size_c):
                             total += left_vector[h2] * inside_values[item_offsets[child] + h2]
-                        u_rule = grow(u_rule, n_unary + 1)
-                        u_start = grow(u_start, n_unary + 1)
-                        u_end = grow(u_end, n_unary + 1)
-                        u_score = grow(u_score, n_unary + 1)
                         u_rule[n_unary] = r
                         u_start[n_unary] = i
                         u_end[n_unary] = j
+                        u_items[2 * n_unary] = parent
+                        u_items[2 * n_unary + 1] = child
                         u_score[n_unary] = times_pow2(
                             total / z_mantissa, exponent + inside_exponents[child] - z_exponent
                         )
@@ -444,15 +470,13 @@ def latent_outside(
                                     total = 0.0
                                     for h2 in range(size_b):
                                         total += left_vector[h2] * inside_values[base_b + h2]
-                                    b_rule = grow(b_rule, n_binary + 1)
-                                    b_start = grow(b_start, n_binary + 1)
-                                    b_split = grow(b_split, n_binary + 1)
-                                    b_end = grow(b_end, n_binary + 1)
-                                    b_score = grow(b_score, n_binary + 1)
                                     b_rule[n_binary] = r
                                     b_start[n_binary] = i
                                     b_split[n_binary] = k
                                     b_end[n_binary] = j
+                                    b_items[3 * n_binary] = parent
+                                    b_items[3 * n_binary + 1] = left
+                                    b_items[3 * n_binary + 2] = right
                                     b_score[n_binary] = times_pow2(
                                         total / z_mantissa, exponent + exponent_b - z_exponent
                                     )
@@ -501,6 +525,13 @@ def latent_outside(
             b_split[:n_binary],
             b_end[:n_binary],
             b_score[:n_binary],
+            b_items[: 3 * n_binary].reshape((n_binary, 3)),
         ),
-        (u_rule[:n_unary], u_start[:n_unary], u_end[:n_unary], u_score[:n_unary]),
+        (
+            u_rule[:n_unary],
+            u_start[:n_unary],
+            u_end[:n_unary],
+            u_score[:n_unary],
+            u_items[: 2 * n_unary].reshape((n_unary, 2)),
+        ),
     )

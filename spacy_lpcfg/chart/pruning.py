@@ -28,17 +28,19 @@ from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.projection import SymbolMerge, expected_symbol_counts, merge_symbols
 from .coarse import coarse_posteriors
+from .inputs import Mask, MergedMask, column_members
 from .inside_outside import inside_outside
 
 
 @dataclass(frozen=True)
 class PruningResult:
-    """mask (np.ndarray | None): bool (n+1, n+1, S) over the final grammar's items;
-        None when a level found no parse (the caller falls back).
-    kept (tuple[int, ...]): items kept after each level, coarsest first.
+    """mask (MergedMask | None): the final grammar's allowed items: the last level's
+        kept items or, for a latent grammar, the kept items of its one-state
+        projection; None when a level found no parse (the caller falls back).
+    kept (tuple[int, ...]): items kept by each pass, coarsest first.
     """
 
-    mask: np.ndarray | None
+    mask: MergedMask | None
     kept: tuple[int, ...]
 
 
@@ -53,8 +55,9 @@ class PruningCascade:
     coarse (LPCFG | None): the one-state grammar over ``grammar``'s symbols; defaults
         to ``grammar`` when that has one state, else ``grammar.project()``. Spectral
         grammars pass their MLE grammar here.
-    threshold (float): items with a posterior at most this are pruned, at every
-        level. Defaults to 1e-5.
+    threshold (float | Sequence[float]): items with a posterior at most this are
+        pruned: one value for every pass, or one per pass (the merged levels, then
+        the one-state projection when the grammar is latent). Defaults to 1e-5.
     """
 
     def __init__(
@@ -63,12 +66,8 @@ class PruningCascade:
         level_names: Sequence[Sequence[str]],
         *,
         coarse: LPCFG | None = None,
-        threshold: float = 1e-5,
+        threshold: float | Sequence[float] = 1e-5,
     ):
-        if not 0.0 <= threshold < 1.0:
-            raise ValueError(
-                Errors.E402.format(name="threshold", value=threshold, expected="0 <= t < 1")
-            )
         if not level_names:
             raise ValueError(
                 Errors.E402.format(name="level_names", value=[], expected="at least one level")
@@ -82,50 +81,78 @@ class PruningCascade:
         self.levels: list[SymbolMerge] = [
             merge_symbols(coarse, names, counts) for names in level_names
         ]
-        # refine[k][s]: the level-k symbol above symbol s of level k + 1.
+        # refine[k][s]: the level-k symbol above symbol s of level k + 1; the masks
+        # of each pass are over the symbols of the level before (MergedMask).
         self.refine = [
             _parent_map(coarser.coarse_of, finer.coarse_of, finer.grammar.n_symbols)
             for coarser, finer in zip(self.levels, self.levels[1:])
         ]
-        self.threshold = threshold
+        self._columns = [
+            (columns, column_members(columns, level.grammar.n_symbols))
+            for columns, level in zip(
+                self.refine + [self.levels[-1].coarse_of], self.levels
+            )
+        ]
+        identity = np.arange(grammar.n_symbols, dtype=np.int32)
+        self._identity = (identity, column_members(identity, grammar.n_symbols))
+        n_passes = len(self.levels) + (0 if self.one_state else 1)
+        thresholds = (
+            (threshold,) * n_passes if isinstance(threshold, (int, float)) else tuple(threshold)
+        )
+        if len(thresholds) != n_passes or not all(0.0 <= t < 1.0 for t in thresholds):
+            raise ValueError(
+                Errors.E402.format(
+                    name="threshold",
+                    value=threshold,
+                    expected=f"one value or {n_passes} (one per pass), each 0 <= t < 1",
+                )
+            )
+        self.thresholds: tuple[float, ...] = thresholds
 
-    def prune(self, lexical: LexicalScores, *, threshold: float | None = None) -> PruningResult:
+    def prune(self, lexical: LexicalScores, *, scale: float = 1.0) -> PruningResult:
         """The mask for the final pass over one sentence.
 
         lexical (LexicalScores): one-state scores for the ``coarse`` grammar's symbols
             (the final grammar's own scores when it has one state).
-        threshold (float | None): overrides the cascade's threshold (fallbacks lower it).
+        scale (float): multiplies every threshold (fallbacks lower them; 0 keeps every
+            item with a non-zero posterior).
         """
-        threshold = self.threshold if threshold is None else threshold
+        thresholds = [threshold * scale for threshold in self.thresholds]
         first = self.levels[0]
         dense = coarse_posteriors(first.grammar, first.lexical(lexical))
         if not dense.has_parse:
             return PruningResult(None, (0,))
-        mask = _keep(dense.posteriors, threshold)
+        mask = _keep(dense.posteriors, thresholds[0])
         kept = [int(mask.sum())]
-        for level, parents in zip(self.levels[1:], self.refine):
-            mask = _refine(level.grammar, level.lexical(lexical), mask[:, :, parents], threshold)
+        for level, (columns, members), threshold in zip(
+            self.levels[1:], self._columns, thresholds[1:]
+        ):
+            allowed = MergedMask(mask, columns, members)
+            mask = _refine(level.grammar, level.lexical(lexical), allowed, threshold)
             kept.append(0 if mask is None else int(mask.sum()))
             if mask is None:
                 return PruningResult(None, tuple(kept))
-        mask = mask[:, :, self.levels[-1].coarse_of]
+        final: Mask = MergedMask(mask, *self._columns[-1])
         if not self.one_state:
-            mask = _refine(self.coarse, lexical, mask, threshold)
+            mask = _refine(self.coarse, lexical, final, thresholds[-1])
             kept.append(0 if mask is None else int(mask.sum()))
-        return PruningResult(mask, tuple(kept))
+            final = None if mask is None else MergedMask(mask, *self._identity)
+        return PruningResult(final, tuple(kept))
 
 
 def _keep(posteriors: np.ndarray, threshold: float) -> np.ndarray:
     return posteriors > threshold if threshold > 0 else posteriors != 0
 
 
-def _refine(grammar: LPCFG, lexical: LexicalScores, allowed: np.ndarray, threshold: float):
+def _refine(grammar: LPCFG, lexical: LexicalScores, allowed: Mask, threshold: float):
     """bool (n+1, n+1, S): the allowed items whose posterior under ``grammar`` is kept."""
     chart = inside_outside(grammar, lexical, allowed, rule_posteriors=False)
     if not chart.has_parse:
         return None
     keep = _keep(chart.marginals, threshold)
-    mask = np.zeros_like(allowed)
+    n = lexical.n_words
+    # Columns padded to a multiple of 8, as the kernels read them (inputs.mask_arrays).
+    mask = np.zeros((n + 1, n + 1, -(-grammar.n_symbols // 8) * 8), dtype=bool)
     mask[chart.item_starts[keep], chart.item_ends[keep], chart.item_symbols[keep]] = True
     return mask
 

@@ -17,7 +17,7 @@ from numba import njit
 from ..grammar import LPCFG, LexicalScores, SymbolTable
 from ..grammar.symbols import PRETERMINAL
 from ..trees.tree import Tree
-from .inputs import binary_parents, lexical_arrays, mask_arrays
+from .inputs import Mask, binary_parents, lexical_arrays, mask_arrays
 from .latent_kernels import grow
 
 LEXICAL, BINARY, UNARY = 0, 1, 2  # back-pointer kinds
@@ -67,26 +67,26 @@ class Derivation:
         return finished[0]
 
 
-def viterbi(grammar: LPCFG, lexical: LexicalScores, mask: np.ndarray | None = None) -> Derivation:
+def viterbi(grammar: LPCFG, lexical: LexicalScores, mask: Mask = None) -> Derivation:
     """The highest-weight derivation over the items the mask allows.
 
     grammar (LPCFG): a grammar with non-negative weights (see the module docstring).
     lexical (LexicalScores): the preterminal scores of the sentence (<= 0 is impossible).
-    mask (np.ndarray | None): bool (n+1, n+1, n_symbols), as for inside_outside.
+    mask (np.ndarray | MergedMask | None): the items allowed, as for inside_outside.
     RETURNS (Derivation): the best derivation, or an empty one if there is no parse.
     """
     n = lexical.n_words
     positions, tags, offsets, values = lexical_arrays(grammar, lexical)
     with np.errstate(divide="ignore"):
         log_values = np.where(values > 0, np.log(np.maximum(values, 1e-300)), -np.inf)
-    has_mask, mask_array = mask_arrays(mask, n, grammar.n_symbols)
+    has_mask, mask_array, columns, _, _ = mask_arrays(mask, n, grammar.n_symbols)
     score, symbols, starts, ends = _viterbi_kernel(
         n, grammar.root, grammar.n_states, grammar.max_states,
         grammar.binary_rules, grammar.binary_offsets, grammar.log_binary_weights,
         grammar.binary_parent_offsets, binary_parents(grammar),
         grammar.unary_rules, grammar.unary_offsets, grammar.log_unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
-        positions, tags, offsets, log_values, has_mask, mask_array,
+        positions, tags, offsets, log_values, has_mask, mask_array, columns,
     )  # fmt: skip
     return Derivation(n, float(score) if len(symbols) else -math.inf, symbols, starts, ends)
 
@@ -96,7 +96,7 @@ def _viterbi_kernel(
     n, root, n_states, max_states,
     binary_rules, binary_offsets, log_binary, binary_by_parent, binary_parents,
     unary_rules, unary_offsets, log_unary, unary_by_parent, unary_parent_order,
-    lex_positions, lex_tags, lex_offsets, log_lex, has_mask, mask,
+    lex_positions, lex_tags, lex_offsets, log_lex, has_mask, mask, columns,
 ):  # fmt: skip
     """Max-product CKY with back-pointers per (item, latent state).
 
@@ -133,7 +133,7 @@ def _viterbi_kernel(
             if width == 1:
                 while lex < lex_positions.shape[0] and lex_positions[lex] == i:
                     tag = lex_tags[lex]
-                    if not has_mask or mask[i, j, tag]:
+                    if not has_mask or mask[i, j, columns[tag]]:
                         for h in range(n_states[tag]):
                             cell_scores[tag, h] = log_lex[lex_offsets[lex] + h]
                             cell_kind[tag, h] = LEXICAL
@@ -143,7 +143,7 @@ def _viterbi_kernel(
                     lex += 1
             else:
                 for a in binary_parents:
-                    if has_mask and not mask[i, j, a]:
+                    if has_mask and not mask[i, j, columns[a]]:
                         continue
                     size_a = n_states[a]
                     for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
@@ -188,7 +188,7 @@ def _viterbi_kernel(
                                             touched[n_touched] = a
                                             n_touched += 1
             for p in unary_parent_order:
-                if has_mask and not mask[i, j, p]:
+                if has_mask and not mask[i, j, columns[p]]:
                     continue
                 for r in range(unary_by_parent[p], unary_by_parent[p + 1]):
                     c = unary_rules[r, 1]

@@ -44,6 +44,9 @@ class AnchoredScores:
     binary_scores (np.ndarray): float64[B].
     unary_rules, unary_starts, unary_ends (np.ndarray): int32[U], anchored unary rules.
     unary_scores (np.ndarray): float64[U].
+    tag_items, binary_items, unary_items (np.ndarray | None): int32[T], (B, 3) and
+        (U, 2): the chart item ids of the tags and of each rule's parent and children
+        (AnchoredRules.items); None when unknown (sums over grammars).
     """
 
     n_words: int
@@ -59,6 +62,9 @@ class AnchoredScores:
     unary_starts: np.ndarray
     unary_ends: np.ndarray
     unary_scores: np.ndarray
+    tag_items: np.ndarray | None = None
+    binary_items: np.ndarray | None = None
+    unary_items: np.ndarray | None = None
 
 
 def anchored_scores(
@@ -80,7 +86,8 @@ def anchored_scores(
         # Every parse uses a rule above the tags (TOP is not a preterminal).
         raise ValueError(Errors.E307.format(decoder=objective))
     is_tag = grammar.symbols.kind_codes[posteriors.item_symbols] == PRETERMINAL
-    tag_marginals = posteriors.marginals[is_tag]
+    tag_items = np.flatnonzero(is_tag).astype(np.int32)
+    tag_marginals = posteriors.marginals[tag_items]
     if objective == "max_rule":
         tag_scores = _log_positive(tag_marginals)
         binary_scores = _log_positive(binary.scores)
@@ -110,6 +117,9 @@ def anchored_scores(
         unary_starts=unary.starts[u_kept],
         unary_ends=unary.ends[u_kept],
         unary_scores=unary_scores[u_kept],
+        tag_items=tag_items[tag_kept],
+        binary_items=None if binary.items is None else binary.items[b_kept],
+        unary_items=None if unary.items is None else unary.items[u_kept],
     )
 
 

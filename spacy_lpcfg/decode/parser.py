@@ -6,7 +6,9 @@ the decoder, and the inverse transforms back to treebank labels. A sentence is
 never dropped. When a step finds no parse the parser falls back, and counts
 it, in this order:
 
-``lower_threshold``  the cascade again with the threshold divided by 1000;
+``lower_threshold``  the cascade again with the thresholds divided by 10**3, then
+                     by 10**6 (an unusual construction the finer grammars need
+                     can have a tiny posterior under the coarse ones);
 ``no_pruning``       every item with a non-zero coarse posterior (sentences of
                      at most ``EXHAUSTIVE_LENGTH`` words);
 ``flat``             a flat tree: the grammar's most likely root category over
@@ -36,6 +38,7 @@ from .registry import DECODERS
 from .result import ParseResult
 
 EXHAUSTIVE_LENGTH = 60
+LOWER_THRESHOLDS = (1e-3, 1e-6)  # the lower_threshold fallbacks scale the thresholds by these
 FALLBACKS = ("lower_threshold", "no_pruning", "flat", "too_long")
 # Pruning levels, coarsest first, as keyword arguments of coarse_label.
 DEFAULT_LEVELS = ({}, {"annotations": True})
@@ -56,7 +59,9 @@ class Parser:
 
     model (ParsingModel): the grammar, lexicon and transforms.
     decoder (str): "max_rule", "variational", "viterbi" or "mbr". Defaults to "max_rule".
-    prune_threshold (float): posterior threshold of every pruning level. Defaults to 1e-4.
+    prune_threshold (float | Sequence[float]): posterior threshold of the pruning
+        passes: one for all, or one per level (plus one for the one-state projection
+        of a latent grammar). Defaults to 1e-4.
     levels (Sequence[dict]): the merged pruning levels, coarsest first, as keyword
         arguments of ``trees.transforms.coarse_label``. Defaults to X-bar, then
         X-bar with parent annotations.
@@ -69,7 +74,7 @@ class Parser:
         model: ParsingModel,
         *,
         decoder: str = "max_rule",
-        prune_threshold: float = 1e-4,
+        prune_threshold: float | Sequence[float] = 1e-4,
         levels: Sequence[dict] = DEFAULT_LEVELS,
         use_tags: str = "auto",
         max_length: int = 150,
@@ -116,12 +121,11 @@ class Parser:
         )
         if len(words) > self.max_length:
             return self._flat(words, coarse_lexical, "too_long")
-        threshold = self.cascade.threshold
-        attempts = [(threshold, None), (threshold * 1e-3, "lower_threshold")]
+        attempts = [(1.0, None)] + [(scale, "lower_threshold") for scale in LOWER_THRESHOLDS]
         if len(words) <= EXHAUSTIVE_LENGTH:
             attempts.append((0.0, "no_pruning"))
-        for attempt_threshold, fallback in attempts:
-            result = self._decode(lexical, coarse_lexical, attempt_threshold)
+        for scale, fallback in attempts:
+            result = self._decode(lexical, coarse_lexical, scale)
             if result is not None:
                 if fallback:
                     self.fallbacks[fallback] += 1
@@ -147,9 +151,9 @@ class Parser:
         return [self.parse(words, sentence_tags) for words, sentence_tags in items]
 
     def _decode(
-        self, lexical: LexicalScores, coarse_lexical: LexicalScores, threshold: float
+        self, lexical: LexicalScores, coarse_lexical: LexicalScores, scale: float
     ) -> ParseResult | None:
-        pruned = self.cascade.prune(coarse_lexical, threshold=threshold)
+        pruned = self.cascade.prune(coarse_lexical, scale=scale)
         if pruned.mask is None:
             return None
         decode = DECODERS[self.decoder]

@@ -1,13 +1,17 @@
 """Estimators: treebank (and later latent-state) grammars with a scikit-learn contract."""
 
 from .base import BaseEstimator, NotFittedError, check_is_fitted, check_random_state, clone
+from .clustering import ClusteringEstimator
 from .mle import MLEEstimator, RuleCounts, count_rules
+from .spectral import SpectralEstimator
 
 __all__ = [
     "BaseEstimator",
+    "ClusteringEstimator",
     "MLEEstimator",
     "NotFittedError",
     "RuleCounts",
+    "SpectralEstimator",
     "check_is_fitted",
     "check_random_state",
     "clone",

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -316,7 +316,9 @@ class Lexicon:
         if use_tags == "constrain" and tags is None:
             raise ValueError(Errors.E202.format(detail="use_tags='constrain' needs tags"))
         constrain = tags is not None and use_tags != "ignore"
-        tag_index = _preterminals_by_tag(grammar.symbols) if constrain else {}
+        if not constrain or not any(tags):
+            return _word_scores(grammar, [self._word_id(grammar, w, i) for i, w in enumerate(words)])
+        tag_index = _preterminals_by_tag(grammar.symbols)
         positions, segments = [], []
         for position, word in enumerate(words):
             tag = tags[position] if constrain else None
@@ -331,6 +333,17 @@ class Lexicon:
             offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
             values=np.concatenate([values for _, values in segments]).astype(np.float64),
         )
+
+    def _word_id(self, grammar: LPCFG, word: str, position: int) -> int:
+        """The grammar's word id for a token without a tag: its entry, else its
+        signature class, else UNK (the fallbacks of _token_scores); -1 if none of
+        them has lexical rules."""
+        offsets = grammar.lexical_word_index[1]
+        for entry in _fallback_entries(self, word, position):
+            found = grammar.word_index.get(entry)
+            if found is not None and offsets[found + 1] > offsets[found]:
+                return found
+        return -1
 
     def _token_scores(
         self,
@@ -474,6 +487,32 @@ def _preterminals_by_tag(symbols: SymbolTable) -> dict[str, np.ndarray]:
         if base != name:
             found.setdefault(base, []).append(symbol)
     return {tag: np.array(sorted(set(ids)), dtype=np.int32) for tag, ids in found.items()}
+
+
+def _fallback_entries(lexicon: Lexicon, word: str, position: int) -> Iterator[str]:
+    yield lexicon.entry(word, position)
+    yield lexicon.unknown_entry(word, position)
+    yield lexicon.classes[UNKNOWN_CLASS]
+
+
+def _word_scores(grammar: LPCFG, word_ids: list[int]) -> LexicalScores:
+    """The lexical rules of each word (id -1: none), all positions at once."""
+    order, word_offsets = grammar.lexical_word_index
+    ids = np.array(word_ids, dtype=np.int64)
+    ids = ids[ids >= 0]
+    counts = np.zeros(len(word_ids), dtype=np.int64)
+    counts[np.array(word_ids) >= 0] = word_offsets[ids + 1] - word_offsets[ids]
+    rules = order[block_positions(word_offsets, ids)]
+    sizes = grammar.n_states[grammar.lexical_rules[rules, 0]].astype(np.int64)
+    return LexicalScores(
+        n_words=len(word_ids),
+        positions=np.repeat(np.arange(len(word_ids), dtype=np.int32), counts),
+        tags=grammar.lexical_rules[rules, 0].astype(np.int32),
+        offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        values=grammar.lexical_weights[block_positions(grammar.lexical_offsets, rules)].astype(
+            np.float64
+        ),
+    )
 
 
 def _entry_rules(grammar: LPCFG, entry: str) -> np.ndarray:

@@ -9,6 +9,7 @@ from decode_oracle import (
     allowed,
     best_rule_trees,
     case,
+    enumerate_derivations,
     no_parse_lexical,
     preorder,
     random_grammar,
@@ -142,4 +143,5 @@ def test_variational_is_viterbi_for_one_state_grammars(seed):
     assert result.has_parse == best.has_parse
     if best.has_parse:
         assert np.isclose(result.score, best.score - posteriors.log_abs_z)
-        assert result.to_tree(_words(4)) == best.to_tree(_words(4))
+        # Trees of equal weight (the same rules in another order) may tie either way.
+        _assert_best(grammar, enumerate_derivations(grammar, lexical), result, "variational")

@@ -1,0 +1,327 @@
+"""Spectral and clustering estimators: F1 against the number of states, test F1, cost.
+
+Usage: python benchmarks/bench_estimators.py [--part sweep|test|cost|all] [--limit N]
+       [--icepahc-dev N] [--no-write]
+
+* ``sweep``: ptb_sample dev F1 of both estimators for n_states in 1, 4, 8, 16, 32
+  (defaults otherwise: spectral decoded with ``mbr``, clustering with ``max_rule``
+  and ``mbr``), with fit seconds, parse speed and grammar size; a PNG plot
+  (``benchmarks/estimators_f1_vs_m.png``) when matplotlib is installed.
+* ``test``: ptb_sample test F1, once per configuration chosen on dev (``TEST_CONFIGS``),
+  including a noisy clustering ensemble decoded jointly.
+* ``cost``: train seconds and peak memory of each estimator on the ptb_sample and
+  icepahc train splits, each fit in a fresh process, and icepahc dev F1 and parse
+  speed on the first ``--icepahc-dev`` sentences.
+
+Every parse uses the model's pruning cascade with the defaults of ``Parser``;
+spectral models prune with their MLE grammar (``training["coarse_grammar"]``)
+and ensembles prune once per sentence with member 0, then decode all members.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import REPO, data_dir, write_section  # noqa: E402
+
+STATES = (1, 4, 8, 16, 32)
+PLOT = REPO / "benchmarks" / "estimators_f1_vs_m.png"
+# Chosen on ptb_sample dev (see the sweep and the README of this section).
+TEST_CONFIGS = {
+    "spectral m=8 (mbr)": ("spectral", {"n_states": 8}, "mbr"),
+    "clustering m=16 (max_rule)": ("clustering", {"n_states": 16}, "max_rule"),
+    "clustering m=32 (max_rule)": ("clustering", {"n_states": 32}, "max_rule"),
+    "noisy clustering, 8 x m=16, gaussian 0.3 (product_mbr)": (
+        "noisy",
+        {"n_models": 8, "noise": "gaussian", "noise_scale": 0.3, "estimator": {"n_states": 16}},
+        "product_mbr",
+    ),
+    "noisy clustering, 8 x m=16, dropout 0.1 (product)": (
+        "noisy",
+        {"n_models": 8, "noise": "dropout", "noise_scale": 0.1, "estimator": {"n_states": 16}},
+        "product",
+    ),
+}
+
+# Runs in a subprocess: fits one estimator, prints one JSON line.
+COST_WORKER = r"""
+import json, os, resource, sys, time
+sys.path.insert(0, sys.argv[5])
+from bench_estimators import estimator, evaluate
+from spacy_lpcfg.corpora import load_split
+from spacy_lpcfg.trees.transforms import TransformSpec
+corpus, name, n_states, data = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+dev_limit = int(sys.argv[6])
+load = os.getloadavg()[0]
+trees = load_split(corpus, "train", data_dir=data)
+params = {"n_states": n_states}
+if corpus == "icepahc":
+    params.update(transform=TransformSpec(head_rules="ppche"), language="is")
+fitter = estimator(name, params)
+start = time.perf_counter()
+fitter.fit(trees)
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+grammar = fitter.model_.grammar
+out = {"seconds": seconds, "peak_mb": peak, "load": load, "trees": len(trees),
+       "symbols": grammar.n_symbols, "weights": len(grammar.binary_weights)}
+if dev_limit:
+    dev = load_split(corpus, "dev", data_dir=data)[:dev_limit]
+    decoder = "mbr" if name == "spectral" else "max_rule"
+    out.update(evaluate(fitter.model_, dev, decoder))
+print(json.dumps(out))
+"""
+
+
+def estimator(name: str, params: dict):
+    """A fresh estimator by name ("spectral", "clustering", "noisy")."""
+    from spacy_lpcfg.estimators import ClusteringEstimator, SpectralEstimator
+    from spacy_lpcfg.estimators.noise import NoisyEnsemble
+
+    if name == "noisy":
+        member = ClusteringEstimator(**params.get("estimator", {}))
+        return NoisyEnsemble(
+            estimator=member, **{k: v for k, v in params.items() if k != "estimator"}
+        )
+    return {"spectral": SpectralEstimator, "clustering": ClusteringEstimator}[name](**params)
+
+
+def make_parser(model, decoder: str):
+    """A Parser; a model with ``training["coarse_grammar"]`` prunes with that grammar."""
+    from spacy_lpcfg.chart.pruning import PruningCascade
+    from spacy_lpcfg.decode import Parser
+    from spacy_lpcfg.decode.parser import DEFAULT_LEVELS
+    from spacy_lpcfg.grammar import ParsingModel
+    from spacy_lpcfg.trees.transforms import coarse_label
+
+    coarse_index = model.training.get("coarse_grammar")
+    if coarse_index is None:
+        return Parser(model, decoder=decoder)
+    coarse = model.extra_grammars[coarse_index]
+    # Parser builds its cascade from grammar.project(), which signed grammars lack:
+    # build it over the coarse model, then swap in the model and a cascade with `coarse`
+    # (the levels of Parser.__init__).
+    parser = Parser(ParsingModel(coarse, model.lexicon, model.transform), decoder=decoder)
+    symbols = model.grammar.symbols
+    names = [
+        [
+            coarse_label(name, model.label_scheme, preterminal=kind == "preterminal", **options)
+            for name, kind in zip(symbols.names, symbols.kinds)
+        ]
+        for options in DEFAULT_LEVELS
+    ]
+    parser.model = model
+    parser.cascade = PruningCascade(
+        model.grammar, names, coarse=coarse, threshold=parser.cascade.thresholds[0]
+    )
+    return parser
+
+
+def evaluate(model, gold, decoder: str) -> dict:
+    """Parse the gold sentences' words (no tags); F1 (EVALB COLLINS), speed, fallbacks."""
+    from spacy_lpcfg.evaluation import score_trees
+
+    ensemble = model.training.get("ensemble")
+    parser = make_parser(model, "max_rule" if ensemble is not None else decoder)
+    parse = _ensemble_parser(model, parser, decoder) if ensemble is not None else parser.parse
+    parse(gold[0].words())  # compile the kernels before the clock starts
+    parser.fallbacks.clear()
+    start = time.perf_counter()
+    trees = [parse(tree.words()).tree for tree in gold]
+    seconds = time.perf_counter() - start
+    scores = score_trees(gold, trees).to_dict()
+    return {
+        "f1": scores["bracketing_fscore"],
+        "sentences": len(gold),
+        "sentences_per_second": len(gold) / seconds,
+        "fallbacks": sum(parser.fallbacks.values()),
+    }
+
+
+def _ensemble_parser(model, parser, decoder: str):
+    """parse(words) -> Parse decoding the model's grammar and its ensemble members jointly,
+    pruned once per sentence (with the Parser's lower-threshold and no-pruning retries);
+    the single-grammar parser is the last resort."""
+    from spacy_lpcfg.decode import Parse, product_mbr_parse, product_parse
+
+    grammars = [model.grammar] + [model.extra_grammars[i] for i in model.training["ensemble"]]
+    decode = {"product": product_parse, "product_mbr": product_mbr_parse}[decoder]
+
+    def parse(words):
+        coarse_lexical = model.lexicon.lexical_scores(parser.cascade.coarse, words)
+        lexicals = [model.lexicon.lexical_scores(grammar, words) for grammar in grammars]
+        for scale, fallback in ((1.0, None), (1e-3, "lower_threshold"), (0.0, "no_pruning")):
+            pruned = parser.cascade.prune(coarse_lexical, scale=scale)
+            if pruned.mask is None:
+                continue
+            result = decode(grammars, lexicals, [pruned.mask] * len(grammars))
+            if result.has_parse:
+                if fallback:
+                    parser.fallbacks[fallback] += 1
+                return Parse(parser.pipeline.invert(result.to_tree(words)), fallback)
+        parser.fallbacks["ensemble"] += 1
+        return parser.parse(words)
+
+    return parse
+
+
+def sweep(limit: int) -> tuple[str, list[dict]]:
+    from spacy_lpcfg.corpora import load_split
+
+    train = load_split("ptb_sample", "train", data_dir=data_dir())
+    dev = load_split("ptb_sample", "dev", data_dir=data_dir())[: limit or None]
+    rows = []
+    runs = [("spectral", "mbr"), ("clustering", "max_rule"), ("clustering", "mbr")]
+    for m in STATES:
+        fitted = {}
+        for name, decoder in runs:
+            if name not in fitted:
+                start = time.perf_counter()
+                fitted[name] = (
+                    estimator(name, {"n_states": m}).fit(train),
+                    time.perf_counter() - start,
+                )
+            fitter, seconds = fitted[name]
+            result = evaluate(fitter.model_, dev, decoder)
+            row = {"estimator": name, "decoder": decoder, "m": m, "fit_s": seconds, **result,
+                   "weights": len(fitter.grammar_.binary_weights)}  # fmt: skip
+            if name == "clustering":
+                row["nonzero"] = fitter.sparsity_["binary_nonzero"]
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    lines = [
+        f"`python benchmarks/bench_estimators.py --part sweep{f' --limit {limit}' if limit else ''}`: "
+        f"ptb_sample train, dev ({len(dev)} sentences, gold words, no tags), EVALB COLLINS F1. "
+        "Defaults otherwise (transform right, h=1, v=2, function tags kept; kappa 5; "
+        "min_count_per_state 5; clustering smoothing 0.1; random_state 0). m = requested "
+        "states; symbols get fewer when rare. Binary weights: floats stored in the dense LPCFG blocks "
+        "(clustering: non-zero ones in brackets).",
+        "",
+        "| m | estimator | decoder | dev F1 | fit s | parse sent/s | binary weights |",
+        "|---:|---|---|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        weights = f"{row['weights']:,}"
+        if "nonzero" in row:
+            weights += f" ({row['nonzero']:,})"
+        lines.append(
+            f"| {row['m']} | {row['estimator']} | {row['decoder']} | {row['f1']:.2f} | "
+            f"{row['fit_s']:.1f} | {row['sentences_per_second']:.1f} | {weights} |"
+        )
+    _plot(rows)
+    return "\n".join(lines), rows
+
+
+def _plot(rows: list[dict]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot", file=sys.stderr)
+        return
+    figure, axes = plt.subplots(figsize=(5, 3.5))
+    for name, decoder in sorted({(row["estimator"], row["decoder"]) for row in rows}):
+        mine = [row for row in rows if (row["estimator"], row["decoder"]) == (name, decoder)]
+        axes.plot(
+            [r["m"] for r in mine], [r["f1"] for r in mine], marker="o", label=f"{name} ({decoder})"
+        )
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(STATES, [str(m) for m in STATES])
+    axes.set_xlabel("latent states m")
+    axes.set_ylabel("dev F1 (EVALB)")
+    axes.set_title("ptb_sample dev")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(PLOT, dpi=120)
+
+
+def test_scores() -> str:
+    from spacy_lpcfg.corpora import load_split
+
+    train = load_split("ptb_sample", "train", data_dir=data_dir())
+    test = load_split("ptb_sample", "test", data_dir=data_dir())
+    lines = [
+        "`python benchmarks/bench_estimators.py --part test`: ptb_sample test "
+        f"({len(test)} sentences, gold words, no tags), EVALB COLLINS F1, each configuration "
+        "chosen on dev and run once. Targets: best single model >= 83, noisy ensemble >= 85.6.",
+        "",
+        "| configuration | test F1 | fit s | parse sent/s | fallbacks |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, (name, params, decoder) in TEST_CONFIGS.items():
+        start = time.perf_counter()
+        fitter = estimator(name, params).fit(train)
+        seconds = time.perf_counter() - start
+        result = evaluate(fitter.model_, test, decoder)
+        print(label, json.dumps(result), file=sys.stderr, flush=True)
+        lines.append(
+            f"| {label} | {result['f1']:.2f} | {seconds:.1f} | "
+            f"{result['sentences_per_second']:.1f} | {result['fallbacks']} |"
+        )
+    return "\n".join(lines)
+
+
+def cost(icepahc_dev: int) -> str:
+    lines = [
+        "`python benchmarks/bench_estimators.py --part cost`: each fit in a fresh process "
+        "(train split, m=16, defaults; icepahc with head rules ppche, language is). Peak = "
+        "peak resident memory of that process (reading the treebank included). "
+        f"icepahc dev: the first {icepahc_dev} sentences of the dev split (parsing all "
+        "7,300 takes too long for a benchmark run). Load = 1-minute load average when "
+        "the run started (the machine is shared; 2 cores).",
+        "",
+        "| corpus | estimator | trees | fit s | peak MB | symbols | binary weights | dev F1 | "
+        "parse sent/s | load |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for corpus in ("ptb_sample", "icepahc"):
+        for name in ("spectral", "clustering"):
+            limit = icepahc_dev if corpus == "icepahc" else 0
+            command = [sys.executable, "-c", COST_WORKER, corpus, name, "16", str(data_dir()),
+                       str(Path(__file__).resolve().parent), str(limit)]  # fmt: skip
+            out = subprocess.run(command, capture_output=True, text=True, check=True)
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+            print(corpus, name, json.dumps(row), file=sys.stderr, flush=True)
+            f1 = f"{row['f1']:.2f}" if "f1" in row else ""
+            speed = f"{row['sentences_per_second']:.1f}" if "f1" in row else ""
+            lines.append(
+                f"| {corpus} | {name} | {row['trees']:,} | {row['seconds']:.0f} | "
+                f"{row['peak_mb']:,.0f} | {row['symbols']:,} | {row['weights']:,} | {f1} | "
+                f"{speed} | {row['load']:.1f} |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--part", choices=("sweep", "test", "cost", "all"), default="all")
+    parser.add_argument("--limit", type=int, default=0, help="Only the first N dev sentences.")
+    parser.add_argument("--icepahc-dev", type=int, default=300)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    parts = ("sweep", "test", "cost") if args.part == "all" else (args.part,)
+    for part in parts:
+        if part == "sweep":
+            body = "## Latent estimators: F1 against m (ptb_sample dev)\n\n" + sweep(args.limit)[0]
+            if PLOT.exists():
+                body += f"\n\n![dev F1 against m]({PLOT.relative_to(REPO)})"
+        elif part == "test":
+            body = "## Latent estimators: ptb_sample test\n\n" + test_scores()
+        else:
+            body = "## Latent estimators: training cost\n\n" + cost(args.icepahc_dev)
+        print(body)
+        if not args.no_write:
+            write_section(f"estimators_{part}", body)
+
+
+if __name__ == "__main__":
+    main()

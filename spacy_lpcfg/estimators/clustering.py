@@ -1,0 +1,460 @@
+"""The clustering estimator of Narayan & Cohen (2015): k-means on projections, then counts.
+
+Every node of symbol ``a`` is represented by its normalised projections
+``x = [y / |y| ; z / |z|]`` (``projections``), and k-means splits the nodes of
+each symbol into ``m_a`` clusters (DESIGN.md 6.3). The cluster is the node's
+latent state, so the treebank becomes fully observed and the grammar is a
+smoothed relative-frequency estimate over annotated rules:
+
+``P(a_h1 -> b_h2 c_h3) = (1 - smoothing) c(a_h1 -> b_h2 c_h3) / c(a_h1)
+                         + smoothing c(a -> b_h2 c_h3) / c(a)``
+
+(each parent state is shrunk towards the state-less parent, as the Berkeley
+parser smooths split symbols), unary rules likewise, ``pi[a_h] = c(root a_h) /
+n_trees``, and the emissions come from ``Lexicon.fit_counts`` with one-hot
+state counts per token.
+
+Sparsity. Only child-state pairs ``(h2, h3)`` seen with a rule get weights,
+so most cells of a block are zero. ``cells_`` keeps the non-zero cells in
+coordinate form (rule, h1, h2, h3, weight); the LPCFG container stores
+dense blocks, and ``sparsity_`` says how much of them is zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from ..errors import Errors
+from ..grammar import LPCFG
+from ..grammar.model import ParsingModel
+from ..trees.transforms import TransformSpec
+from ..trees.tree import Tree
+from .base import check_random_state
+from .latent import LatentEstimator, ProjectedTreebank
+from .mle import json_params
+from .projections import Projections
+
+INITS = ("k-means++", "random")
+
+
+@dataclass(frozen=True)
+class RuleCells:
+    """The non-zero cells of rule blocks, in coordinate form.
+
+    rules (np.ndarray): int64[K], rule ids (rows of the grammar's binary or unary rules).
+    states (np.ndarray): int64[K, arity], the states (h1, h2[, h3]).
+    weights (np.ndarray): float64[K].
+    """
+
+    rules: np.ndarray
+    states: np.ndarray
+    weights: np.ndarray
+
+
+class ClusteringEstimator(LatentEstimator):
+    """Clustering L-PCFG (Narayan & Cohen 2015): k-means states, smoothed counts.
+
+    n_states (int | Mapping[str, int]): latent states per symbol (capped by the data).
+    transform (TransformSpec | dict | None): tree transforms. Defaults to TransformSpec().
+    kappa (float): feature-scaling pseudo-count. Defaults to 5.
+    word_threshold (int): words this frequent are their own word class in features.
+    min_count_per_state (float): a symbol gets at most count / this states.
+    singular_value_threshold (float): and at most as many states as singular values
+        above this fraction of its largest.
+    smoothing (float): weight of the state-less parent in each rule distribution.
+    lexical_smoothing (float): weight of the tag's state-less emissions in each
+        state's emissions. It also makes every state of a tag emit every word the
+        tag emits, so that every sentence the one-state grammar parses has a
+        parse (rules only have the child states seen in training).
+    n_init (int): k-means restarts per symbol (the best inertia is kept).
+    init (str): k-means initialisation, "k-means++" or "random" (Narayan & Cohen's choice).
+    max_iter (int): k-means iterations per run.
+    random_state (int | np.random.Generator | None): seeds the SVDs and k-means.
+    The other parameters are the Lexicon's (see MLEEstimator).
+
+    Fitted attributes: ``grammar_``, ``lexicon_``, ``model_``, ``n_states_`` (dict
+    symbol -> states, symbols with more than one), ``singular_values_``,
+    ``states_`` (int64[N], the latent state of every node of ``projected_.nodes``),
+    ``cells_`` (dict "binary"/"unary" -> RuleCells), ``sparsity_`` (dict: stored and
+    non-zero weights per kind), ``projected_`` (ProjectedTreebank).
+    """
+
+    name = "clustering"
+
+    def __init__(
+        self,
+        *,
+        n_states: int | Mapping[str, int] = 16,
+        transform: TransformSpec | Mapping | None = TransformSpec(),
+        kappa: float = 5.0,
+        word_threshold: int = 5,
+        min_count_per_state: float = 5.0,
+        singular_value_threshold: float = 1e-3,
+        smoothing: float = 0.1,
+        lexical_smoothing: float = 0.1,
+        n_init: int = 1,
+        init: str = "k-means++",
+        max_iter: int = 100,
+        random_state: int | np.random.Generator | None = 0,
+        rare_threshold: int = 1,
+        signature: str = "auto",
+        language: str = "en",
+        suffix_length: int = 3,
+        open_class_threshold: int = 5,
+        smooth_threshold: int = 10,
+        word_smoothing: float = 0.1,
+        signature_smoothing: float = 1.0,
+    ):
+        self.n_states = n_states
+        self.transform = transform
+        self.kappa = kappa
+        self.word_threshold = word_threshold
+        self.min_count_per_state = min_count_per_state
+        self.singular_value_threshold = singular_value_threshold
+        self.smoothing = smoothing
+        self.lexical_smoothing = lexical_smoothing
+        self.n_init = n_init
+        self.init = init
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.rare_threshold = rare_threshold
+        self.signature = signature
+        self.language = language
+        self.suffix_length = suffix_length
+        self.open_class_threshold = open_class_threshold
+        self.smooth_threshold = smooth_threshold
+        self.word_smoothing = word_smoothing
+        self.signature_smoothing = signature_smoothing
+
+    def fit(self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None):
+        """Fit the grammar.
+
+        trees (Iterable[Tree]): training trees in treebank labels, rooted at TOP.
+        dev_trees (Iterable[Tree] | None): not used.
+        RETURNS (ClusteringEstimator): self.
+        """
+        self._check_params()
+        random_state = check_random_state(self.random_state)
+        projected = self._project(trees, random_state)
+        return self.fit_projected(projected, random_state=random_state)
+
+    def fit_projected(
+        self,
+        projected: ProjectedTreebank,
+        *,
+        random_state: np.random.Generator | None = None,
+    ) -> ClusteringEstimator:
+        """Cluster and count from an already projected treebank.
+
+        random_state (np.random.Generator | None): for k-means; defaults to the
+            estimator's ``random_state``.
+        RETURNS (ClusteringEstimator): self.
+        """
+        self._check_params()
+        random_state = check_random_state(
+            self.random_state if random_state is None else random_state
+        )
+        wanted = self._n_states(projected)
+        projections = projected.projections.truncated(wanted)
+        states, n_states = cluster_nodes(
+            projections,
+            wanted,
+            n_init=self.n_init,
+            init=self.init,
+            max_iter=self.max_iter,
+            random_state=random_state,
+        )
+        return self.fit_states(projected, states, n_states)
+
+    def fit_states(
+        self, projected: ProjectedTreebank, states: np.ndarray, n_states: np.ndarray
+    ) -> ClusteringEstimator:
+        """Estimate the grammar of a treebank whose nodes have latent states.
+
+        states (np.ndarray): int64[N], each node's state (0 for TOP).
+        n_states (np.ndarray): int64[n_symbols], states per symbol.
+        RETURNS (ClusteringEstimator): self.
+        """
+        counts, symbols = projected.counts, projected.counts.symbols
+        binary = annotated_cells(projected, states, n_states, "binary", self.smoothing)
+        unary = annotated_cells(projected, states, n_states, "unary", self.smoothing)
+        lexicon = self._make_lexicon().fit_counts(
+            _token_state_counts(projected, states, n_states),
+            {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1},
+        )
+        binary_offsets, binary_weights = _dense_blocks(counts.binary_rules, n_states, binary)
+        unary_offsets, unary_weights = _dense_blocks(counts.unary_rules, n_states, unary)
+        self.grammar_ = LPCFG(
+            symbols,
+            n_states,
+            binary_rules=counts.binary_rules,
+            binary_offsets=binary_offsets,
+            binary_weights=binary_weights,
+            unary_rules=counts.unary_rules,
+            unary_offsets=unary_offsets,
+            unary_weights=unary_weights,
+            words=lexicon.entries,
+            **_smooth_emissions(
+                lexicon.lexical_arrays(symbols),
+                n_states,
+                np.bincount(_state_ids(projected.nodes.symbol, states, n_states)),
+                self.lexical_smoothing,
+            ),
+        )
+        self.lexicon_ = lexicon
+        self.states_ = states
+        self.cells_ = {"binary": binary, "unary": unary}
+        self.sparsity_ = {
+            "binary_stored": len(binary_weights),
+            "binary_nonzero": len(binary.weights),
+            "unary_stored": len(unary_weights),
+            "unary_nonzero": len(unary.weights),
+        }
+        self.n_states_ = {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1}
+        self.singular_values_ = {
+            symbols.name(a): values
+            for a, values in enumerate(projected.projections.singular_values)
+            if len(values)
+        }
+        self.projected_ = projected
+        self.model_ = ParsingModel(
+            self.grammar_,
+            lexicon,
+            projected.spec,
+            estimator=self.name,
+            params=json_params(self),
+            training={"trees": counts.n_trees, "words": counts.n_words},
+        )
+        return self
+
+    def _check_params(self) -> None:
+        self._check_latent_params()
+        if self.init not in INITS:
+            expected = "one of " + ", ".join(INITS)
+            raise ValueError(Errors.E012.format(value=self.init, name="init", expected=expected))
+        for name in ("n_init", "max_iter"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(Errors.E012.format(value=value, name=name, expected="an int >= 1"))
+        for name in ("smoothing", "lexical_smoothing"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ValueError(Errors.E012.format(value=value, name=name, expected="0 <= s < 1"))
+
+
+def cluster_nodes(
+    projections: Projections,
+    n_states: np.ndarray,
+    *,
+    n_init: int,
+    init: str,
+    max_iter: int,
+    random_state: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """k-means on the normalised projections of each symbol's nodes.
+
+    projections (Projections): the projections, truncated to the states wanted.
+    n_states (np.ndarray): int64[n_symbols], clusters wanted per symbol.
+    RETURNS (tuple[np.ndarray, np.ndarray]): int64[N] the state of each node, and
+        int64[n_symbols] the states used per symbol (empty clusters are dropped).
+    """
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    n_symbols = len(n_states)
+    seeds = random_state.integers(0, 2**31 - 1, size=n_symbols)
+    states = np.zeros(len(projections.order), dtype=np.int64)
+    used = np.ones(n_symbols, dtype=np.int64)
+    symbols = np.flatnonzero(n_states > 1)
+    # One thread: most symbols are small, and KMeans' OpenMP and BLAS threads cost
+    # more than they save there (ten times more on a shared two-core machine).
+    with threadpool_limits(limits=1):
+        for a in tqdm(symbols, desc="k-means", unit="symbol", disable=None, leave=False):
+            points = normalised_projections(projections, a)
+            k = min(int(n_states[a]), len(np.unique(points, axis=0)))
+            if k < 2:
+                continue
+            kmeans = KMeans(
+                n_clusters=k,
+                n_init=n_init,
+                init=init,
+                max_iter=max_iter,
+                random_state=int(seeds[a]),
+            )
+            labels = kmeans.fit_predict(points)
+            # number the clusters by first occurrence, so that equal fits give equal grammars
+            _, first = np.unique(labels, return_index=True)
+            renumber = np.empty(labels.max() + 1, dtype=np.int64)
+            renumber[labels[np.sort(first)]] = np.arange(len(first))
+            states[projections.nodes_of(a)] = renumber[labels]
+            used[a] = len(first)
+    return states, used
+
+
+def normalised_projections(projections: Projections, symbol: int) -> np.ndarray:
+    """float64 (N_a, 2 m_a): [y / |y| ; z / |z|] of the symbol's nodes (zero rows stay zero)."""
+    y, z = projections.inside[symbol], projections.outside[symbol]
+    return np.hstack([_unit_rows(y), _unit_rows(z)])
+
+
+def annotated_cells(
+    projected: ProjectedTreebank,
+    states: np.ndarray,
+    n_states: np.ndarray,
+    kind: str,
+    smoothing: float,
+) -> RuleCells:
+    """The smoothed relative frequencies of the annotated binary or unary rules.
+
+    kind (str): "binary" or "unary" (TOP -> X: the root probabilities).
+    RETURNS (RuleCells): the non-zero cells, sorted by (rule, h1, h2[, h3]).
+    """
+    nodes, counts = projected.nodes, projected.counts
+    rule_of_node = projected.binary_rule if kind == "binary" else projected.unary_rule
+    rules = counts.binary_rules if kind == "binary" else counts.unary_rules
+    at = np.flatnonzero(rule_of_node >= 0)
+    rule = rule_of_node[at]
+    children = [nodes.left[at], nodes.right[at]][: rules.shape[1] - 1]
+    parent_states = states[at]
+    sizes = [n_states[rules[rule, k + 1]] for k in range(len(children))]
+    # cells and their counts; the child-state part is the same for every parent state
+    child_cell = np.zeros(len(at), dtype=np.int64)
+    for size, child in zip(sizes, children):
+        child_cell = child_cell * size + states[child]
+    # c(a_h1) counts every node of a_h1, as parent of a binary or a unary rule
+    node_totals = np.bincount(
+        _state_ids(nodes.symbol, states, n_states), minlength=int(n_states.sum())
+    )
+    symbol_totals = np.bincount(nodes.symbol, minlength=len(n_states))
+    own_keys, own_counts = np.unique(
+        np.stack([rule, parent_states, child_cell]), axis=1, return_counts=True
+    )
+    shared_keys, shared_counts = np.unique(np.stack([rule, child_cell]), axis=1, return_counts=True)
+    parents = rules[:, 0]
+    root = counts.symbols.root
+    # every parent state of a rule gets the cells seen with any of them
+    m_parent = n_states[parents[shared_keys[0]]]
+    cell_rule = np.repeat(shared_keys[0], m_parent)
+    cell_child = np.repeat(shared_keys[1], m_parent)
+    cell_parent = np.arange(len(cell_rule)) - np.repeat(np.cumsum(m_parent) - m_parent, m_parent)
+    cell_shared = np.repeat(shared_counts, m_parent)
+    # match the observed (rule, h1, child cell) counts to these cells
+    order = np.lexsort((cell_child, cell_parent, cell_rule))
+    cell_rule, cell_parent = cell_rule[order], cell_parent[order]
+    cell_child, cell_shared = cell_child[order], cell_shared[order]
+    position = _lexsearch((cell_rule, cell_parent, cell_child), own_keys)
+    cell_own = np.zeros(len(cell_rule))
+    cell_own[position] = own_counts
+    symbol = parents[cell_rule]
+    own_total = node_totals[_state_ids(symbol, cell_parent, n_states)]
+    # TOP has one state (nothing to smooth) and one node per tree: pi = c(root a_h) / n_trees
+    alpha = np.where(symbol == root, 0.0, smoothing)
+    own = cell_own / np.maximum(own_total, 1)
+    shared = cell_shared / np.maximum(symbol_totals[symbol], 1)
+    weights = (1 - alpha) * own + alpha * shared
+    radices = [n_states[rules[cell_rule, k + 1]] for k in range(len(sizes))]
+    keep = weights > 0
+    return RuleCells(
+        cell_rule[keep],
+        np.stack([cell_parent, *_digits(cell_child, radices)], axis=1)[keep],
+        weights[keep],
+    )
+
+
+def _dense_blocks(
+    rules: np.ndarray, n_states: np.ndarray, cells: RuleCells
+) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets int64[R + 1], weights float64): the cells written into C-order blocks."""
+    shapes = n_states[rules]  # (R, arity)
+    sizes = np.prod(shapes, axis=1)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    weights = np.zeros(int(offsets[-1]))
+    flat = np.zeros(len(cells.rules), dtype=np.int64)
+    for k in range(rules.shape[1]):
+        flat = flat * shapes[cells.rules, k] + cells.states[:, k]
+    weights[offsets[cells.rules] + flat] = cells.weights
+    return offsets, weights
+
+
+def _smooth_emissions(
+    arrays: dict[str, np.ndarray], n_states: np.ndarray, state_counts: np.ndarray, smoothing: float
+) -> dict[str, np.ndarray]:
+    """Lexical arrays with each state's emissions mixed with the tag's state-less ones:
+    ``(1 - smoothing) P(e | t_h) + smoothing sum_h' P(h' | t) P(e | t_h')``.
+
+    state_counts (np.ndarray): float64[sum(n_states)], nodes per (symbol, state).
+    """
+    rules, offsets = arrays["lexical_rules"], arrays["lexical_offsets"]
+    weights = arrays["lexical_weights"].copy()
+    tags = rules[:, 0]
+    sizes = n_states[tags]
+    rule_of_weight = np.repeat(np.arange(len(rules)), sizes)
+    prior = state_counts[
+        _state_ids(
+            tags[rule_of_weight], np.arange(len(weights)) - offsets[rule_of_weight], n_states
+        )
+    ]
+    totals = np.bincount(rule_of_weight, prior, minlength=len(rules))
+    mixed = np.bincount(rule_of_weight, prior * weights, minlength=len(rules))
+    shared = np.divide(mixed, totals, out=np.zeros_like(mixed), where=totals > 0)
+    weights = (1 - smoothing) * weights + smoothing * shared[rule_of_weight]
+    return {**arrays, "lexical_weights": weights}
+
+
+def _token_state_counts(
+    projected: ProjectedTreebank, states: np.ndarray, n_states: np.ndarray
+) -> dict[tuple[str, str, bool], np.ndarray]:
+    """(word, tag, first word of the sentence) -> float64[m_tag] counts of each state."""
+    nodes, symbols = projected.nodes, projected.counts.symbols
+    initial = np.zeros(len(nodes.token_word), dtype=bool)
+    lengths = np.diff(nodes.token_offsets)
+    initial[nodes.token_offsets[:-1][lengths > 0]] = True
+    tags = nodes.token_tag.astype(np.int64)
+    keys = (nodes.token_word.astype(np.int64) * len(symbols) + tags) * 2 + initial
+    unique, inverse = np.unique(keys, return_inverse=True)
+    width = int(n_states.max())
+    table = np.bincount(
+        inverse.reshape(-1) * width + states[nodes.token_node], minlength=len(unique) * width
+    ).reshape(len(unique), width)
+    result = {}
+    for key, row in zip(unique.tolist(), table.astype(np.float64)):
+        word_tag, first = divmod(key, 2)
+        word, tag = divmod(word_tag, len(symbols))
+        result[nodes.words[word], symbols.name(tag), bool(first)] = row[: n_states[tag]]
+    return result
+
+
+def _state_ids(symbols: np.ndarray, states: np.ndarray, n_states: np.ndarray) -> np.ndarray:
+    """int64: a global id per (symbol, state)."""
+    starts = np.concatenate([[0], np.cumsum(n_states)[:-1]])
+    return starts[symbols] + states
+
+
+def _digits(values: np.ndarray, radices: list[np.ndarray]) -> list[np.ndarray]:
+    """Mixed-radix digits of values (most significant first) for per-row radices."""
+    digits = []
+    for radix in reversed(radices):
+        values, digit = np.divmod(values, radix)
+        digits.append(digit)
+    return digits[::-1]
+
+
+def _lexsearch(sorted_columns: tuple[np.ndarray, ...], keys: np.ndarray) -> np.ndarray:
+    """int64: the row of each key tuple (a column of ``keys``) in lexicographically
+    sorted columns; every key must be present."""
+    radices = [int(column.max(initial=0)) + 1 for column in sorted_columns]
+    table = np.zeros(len(sorted_columns[0]), dtype=np.int64)
+    query = np.zeros(keys.shape[1], dtype=np.int64)
+    for column, key, radix in zip(sorted_columns, keys, radices):
+        table = table * radix + column
+        query = query * radix + key
+    return np.searchsorted(table, query)
+
+
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)

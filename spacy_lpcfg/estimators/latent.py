@@ -1,0 +1,195 @@
+"""What the spectral and clustering estimators share: the projected treebank.
+
+``project_treebank`` runs the expensive, estimator-independent part of both
+(DESIGN.md 6.1-6.3): transform the trees, count their rules, lay the nodes
+out as arrays, extract and scale features, and decompose every symbol's
+cross-covariance at the largest rank wanted. ``ProjectedTreebank`` keeps the
+result, so that models with other numbers of states (or noisy copies, see
+``noise.py``) are estimated from it without redoing any of this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from ..errors import Errors
+from ..trees.transforms import TransformPipeline, TransformSpec
+from ..trees.tree import Tree
+from .base import BaseEstimator
+from .features import (
+    INSIDE_TEMPLATES,
+    OUTSIDE_TEMPLATES,
+    TreebankNodes,
+    flatten,
+    node_features,
+    node_rules,
+)
+from .mle import MLEEstimator, RuleCounts, as_transform_spec, count_rules
+from .projections import Projections, fit_projections, requested_states, state_caps
+
+
+@dataclass(frozen=True)
+class ProjectedTreebank:
+    """A transformed treebank with its rules and the projections of its nodes.
+
+    spec (TransformSpec): the transforms applied.
+    counts (RuleCounts): rule and token counts, and the symbol table.
+    nodes (TreebankNodes): every node.
+    binary_rule, unary_rule (np.ndarray): int64[N], each node's row in
+        ``counts.binary_rules`` / ``counts.unary_rules`` (-1 for none).
+    projections (Projections): the per-symbol SVDs and node projections.
+    """
+
+    spec: TransformSpec
+    counts: RuleCounts
+    nodes: TreebankNodes
+    binary_rule: np.ndarray
+    unary_rule: np.ndarray
+    projections: Projections
+
+    def n_states(
+        self,
+        requested: int | Mapping[str, int],
+        *,
+        min_count_per_state: float,
+        singular_value_threshold: float,
+    ) -> np.ndarray:
+        """int64[n_symbols]: the states per symbol: those requested, capped by the
+        data (``projections.state_caps``) and by the rank computed."""
+        wanted = requested_states(requested, self.counts.symbols)
+        caps = state_caps(
+            self.projections.counts,
+            self.projections.singular_values,
+            min_count_per_state=min_count_per_state,
+            singular_value_threshold=singular_value_threshold,
+        )
+        states = np.minimum(np.minimum(wanted, caps), np.maximum(self.projections.rank, 1))
+        states[self.counts.symbols.root] = 1
+        return states
+
+
+def project_treebank(
+    trees: Iterable[Tree],
+    spec: TransformSpec,
+    max_states: int | Mapping[str, int],
+    *,
+    word_threshold: int = 5,
+    kappa: float = 5.0,
+    min_count_per_state: float = 1.0,
+    inside_templates: Iterable[str] = INSIDE_TEMPLATES,
+    outside_templates: Iterable[str] = OUTSIDE_TEMPLATES,
+    keep_factors: bool = False,
+    random_state: np.random.Generator,
+) -> ProjectedTreebank:
+    """Transform, flatten, featurise and decompose a treebank.
+
+    trees (Iterable[Tree]): training trees in treebank labels, rooted at TOP.
+    spec (TransformSpec): the transforms.
+    max_states (int | Mapping[str, int]): the largest number of states any model
+        will use per symbol; the SVDs are computed at that rank.
+    word_threshold, inside_templates, outside_templates: see ``features.node_features``.
+    kappa (float): feature-scaling pseudo-count (``projections``).
+    min_count_per_state (float): also cap the rank at count / min_count_per_state.
+    keep_factors (bool): keep the scaled features and projection matrices (``noise.py``).
+    random_state (np.random.Generator): for the randomized SVDs.
+    RETURNS (ProjectedTreebank): the result.
+    """
+    pipeline = TransformPipeline(spec)
+    total = len(trees) if hasattr(trees, "__len__") else None
+    transformed = [
+        pipeline.apply(tree)
+        for tree in tqdm(
+            trees, desc="Transforming", total=total, unit="tree", disable=None, leave=False
+        )
+    ]
+    counts = count_rules(transformed, total=len(transformed))
+    nodes = flatten(transformed, counts.symbols, total=len(transformed))
+    del transformed
+    binary_rule, unary_rule = node_rules(nodes, counts.binary_rules, counts.unary_rules)
+    rule_key = np.where(binary_rule >= 0, binary_rule, len(counts.binary_rules) + unary_rule)
+    features = node_features(
+        nodes,
+        rule_key,
+        word_threshold=word_threshold,
+        inside_templates=inside_templates,
+        outside_templates=outside_templates,
+    )
+    symbol_counts = np.bincount(nodes.symbol, minlength=len(counts.symbols))
+    rank = np.minimum(
+        requested_states(max_states, counts.symbols),
+        np.maximum(1, symbol_counts // max(min_count_per_state, 1e-12)).astype(np.int64),
+    )
+    projections = fit_projections(
+        nodes, features, rank, kappa=kappa, keep_factors=keep_factors, random_state=random_state
+    )
+    return ProjectedTreebank(spec, counts, nodes, binary_rule, unary_rule, projections)
+
+
+class LatentEstimator(BaseEstimator):
+    """Base of the estimators that start from a ProjectedTreebank (parameters and helpers).
+
+    Subclasses define ``__init__`` with the shared parameters below (plus their own)
+    and ``fit_projected``.
+
+    n_states (int | Mapping[str, int]): latent states per symbol (a mapping from
+        symbol names; unlisted symbols get 1), capped by the data.
+    transform (TransformSpec | dict | None): tree transforms.
+    kappa (float): feature-scaling pseudo-count (Cohen et al. 2013).
+    word_threshold (int): words this frequent are their own word class in features.
+    min_count_per_state (float): a symbol gets at most count / this states.
+    singular_value_threshold (float): and no more states than singular values above
+        this fraction of its largest.
+    random_state (int | np.random.Generator | None): seeds the SVDs (and k-means).
+    The lexicon parameters are MLEEstimator's.
+    """
+
+    _make_lexicon = MLEEstimator._make_lexicon
+
+    def _check_latent_params(self) -> None:
+        """Raise ValueError for a bad shared parameter (before any long computation)."""
+        self._make_lexicon()  # checks the lexicon parameters
+        checks = (
+            ("kappa", self.kappa, 0.0, None, "a number >= 0"),
+            ("word_threshold", self.word_threshold, 1, None, "an int >= 1"),
+            ("min_count_per_state", self.min_count_per_state, 1e-12, None, "a number > 0"),
+            ("singular_value_threshold", self.singular_value_threshold, 0.0, 1.0, "0 <= t < 1"),
+        )
+        for name, value, low, high, expected in checks:
+            integer = isinstance(low, int)
+            kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, kinds)
+                or value < low
+                or (high is not None and value >= high)
+            ):
+                raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
+
+    def _project(
+        self,
+        trees: Iterable[Tree],
+        random_state: np.random.Generator,
+        *,
+        keep_factors: bool = False,
+    ) -> ProjectedTreebank:
+        return project_treebank(
+            trees,
+            as_transform_spec(self.transform),
+            self.n_states,
+            word_threshold=self.word_threshold,
+            kappa=self.kappa,
+            min_count_per_state=self.min_count_per_state,
+            keep_factors=keep_factors,
+            random_state=random_state,
+        )
+
+    def _n_states(self, projected: ProjectedTreebank) -> np.ndarray:
+        return projected.n_states(
+            self.n_states,
+            min_count_per_state=self.min_count_per_state,
+            singular_value_threshold=self.singular_value_threshold,
+        )

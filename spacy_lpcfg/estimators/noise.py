@@ -1,0 +1,206 @@
+"""Diverse clustering models from one SVD, by noise (Narayan & Cohen 2015).
+
+Each model clusters noisy projections, so the K models annotate the treebank
+differently and make different errors, which decoding them jointly averages
+out (``decode.product``). The SVD is computed once; per model, the noise is:
+
+``dropout``         each scaled feature of each node is dropped with
+                    probability ``noise_scale`` before projecting with the
+                    shared ``U`` and ``V Sigma^-1`` (needs the kept factors);
+``gaussian``        ``y + noise_scale * r_a * e`` with ``e ~ N(0, 1)`` per
+                    entry and ``r_a`` the root mean square of symbol ``a``'s
+                    entries (likewise ``z``): additive noise at a fixed
+                    signal-to-noise ratio;
+``multiplicative``  ``y * (1 + noise_scale * e)``, likewise ``z``.
+
+Every model also gets its own k-means seed. All share the rules, symbols and
+vocabulary, so they can be decoded together: the ensemble's ``model_`` holds
+model 0 as its grammar and the others as ``extra_grammars``, listed in
+``training["ensemble"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..errors import Errors
+from ..grammar.model import ParsingModel
+from ..trees.tree import Tree
+from .base import BaseEstimator, check_random_state, clone
+from .clustering import ClusteringEstimator, cluster_nodes
+from .latent import ProjectedTreebank
+from .mle import json_params
+from .projections import Projections
+
+NOISES = ("dropout", "gaussian", "multiplicative")
+ENSEMBLE = "ensemble"  # training key: the extra grammars decoded with the main one
+
+
+class NoisyEnsemble(BaseEstimator):
+    """K clustering models that differ by noise on one shared SVD.
+
+    estimator (ClusteringEstimator | None): the settings of every member. Defaults to
+        ClusteringEstimator().
+    n_models (int): K. Defaults to 8.
+    noise (str): "dropout", "gaussian" or "multiplicative".
+    noise_scale (float): dropout probability, or standard deviation of the noise
+        relative to the projections. Defaults to 0.1.
+    random_state (int | np.random.Generator | None): seeds the SVD, the noise and k-means.
+
+    Fitted attributes: ``estimators_`` (the K fitted ClusteringEstimators, sharing
+    one ``projected_``), ``grammars_`` (their LPCFGs), ``model_`` (ParsingModel:
+    member 0 with the others as extra grammars).
+    """
+
+    name = "noisy_clustering"
+
+    def __init__(
+        self,
+        *,
+        estimator: ClusteringEstimator | None = None,
+        n_models: int = 8,
+        noise: str = "dropout",
+        noise_scale: float = 0.1,
+        random_state: int | np.random.Generator | None = 0,
+    ):
+        self.estimator = estimator
+        self.n_models = n_models
+        self.noise = noise
+        self.noise_scale = noise_scale
+        self.random_state = random_state
+
+    def fit(self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None):
+        """Project the treebank once and fit the K noisy members.
+
+        trees (Iterable[Tree]): training trees in treebank labels, rooted at TOP.
+        dev_trees (Iterable[Tree] | None): not used.
+        RETURNS (NoisyEnsemble): self.
+        """
+        self._check_params()
+        random_state = check_random_state(self.random_state)
+        member = self._member()
+        member._check_params()
+        projected = member._project(trees, random_state, keep_factors=self.noise == "dropout")
+        return self.fit_projected(projected, random_state=random_state)
+
+    def fit_projected(
+        self, projected: ProjectedTreebank, *, random_state: np.random.Generator | None = None
+    ) -> NoisyEnsemble:
+        """Fit the members from a projected treebank (with factors for dropout).
+
+        RETURNS (NoisyEnsemble): self.
+        """
+        self._check_params()
+        random_state = check_random_state(
+            self.random_state if random_state is None else random_state
+        )
+        estimators = []
+        for _ in range(self.n_models):
+            member = self._member()
+            wanted = member._n_states(projected)
+            noisy = noisy_projections(
+                projected.projections.truncated(wanted), self.noise, self.noise_scale, random_state
+            )
+            states, n_states = cluster_nodes(
+                noisy,
+                wanted,
+                n_init=member.n_init,
+                init=member.init,
+                max_iter=member.max_iter,
+                random_state=random_state,
+            )
+            estimators.append(member.fit_states(projected, states, n_states))
+        first = estimators[0].model_
+        self.estimators_ = estimators
+        self.grammars_ = [member.grammar_ for member in estimators]
+        self.model_ = ParsingModel(
+            self.grammars_[0],
+            first.lexicon,
+            first.transform,
+            estimator=self.name,
+            params={**json_params(self), "estimator": json_params(estimators[0])},
+            training={**first.training, ENSEMBLE: list(range(self.n_models - 1))},
+            extra_grammars=self.grammars_[1:],
+        )
+        return self
+
+    def _member(self) -> ClusteringEstimator:
+        return ClusteringEstimator() if self.estimator is None else clone(self.estimator)
+
+    def _check_params(self) -> None:
+        if self.estimator is not None and not isinstance(self.estimator, ClusteringEstimator):
+            expected = "a ClusteringEstimator"
+            raise ValueError(
+                Errors.E012.format(value=self.estimator, name="estimator", expected=expected)
+            )
+        if self.noise not in NOISES:
+            expected = "one of " + ", ".join(NOISES)
+            raise ValueError(Errors.E012.format(value=self.noise, name="noise", expected=expected))
+        if (
+            isinstance(self.n_models, bool)
+            or not isinstance(self.n_models, int)
+            or self.n_models < 1
+        ):
+            raise ValueError(
+                Errors.E012.format(value=self.n_models, name="n_models", expected="an int >= 1")
+            )
+        upper = 1.0 if self.noise == "dropout" else np.inf
+        if not 0.0 <= self.noise_scale < upper:
+            raise ValueError(
+                Errors.E012.format(
+                    value=self.noise_scale, name="noise_scale", expected=f"0 <= scale < {upper}"
+                )
+            )
+
+
+def noisy_projections(
+    projections: Projections, noise: str, scale: float, random_state: np.random.Generator
+) -> Projections:
+    """A copy of the projections with noise (module docstring) on every symbol's y and z.
+
+    RAISES ValueError: dropout on projections fitted without their factors.
+    """
+    if noise == "dropout" and projections.factors is None:
+        detail = "dropout needs the features: project with keep_factors=True"
+        raise ValueError(Errors.E206.format(what="noisy projections", detail=detail))
+    inside, outside = [], []
+    for a, (y, z) in enumerate(zip(projections.inside, projections.outside)):
+        if y.size == 0:
+            inside.append(y)
+            outside.append(z)
+        elif noise == "dropout":
+            factors = projections.factors[a]
+            inside.append(
+                _dropout(factors.inside_features, scale, random_state) @ factors.inside_map
+            )
+            outside.append(
+                _dropout(factors.outside_features, scale, random_state) @ factors.outside_map
+            )
+        elif noise == "gaussian":
+            inside.append(y + scale * _rms(y) * random_state.standard_normal(y.shape))
+            outside.append(z + scale * _rms(z) * random_state.standard_normal(z.shape))
+        else:
+            inside.append(y * (1 + scale * random_state.standard_normal(y.shape)))
+            outside.append(z * (1 + scale * random_state.standard_normal(z.shape)))
+    return Projections(
+        projections.order,
+        projections.offsets,
+        projections.row,
+        projections.singular_values,
+        tuple(inside),
+        tuple(outside),
+        projections.factors,
+    )
+
+
+def _dropout(features, probability: float, random_state: np.random.Generator):
+    """The sparse features with each stored value zeroed with the given probability."""
+    dropped = features.copy()
+    dropped.data = dropped.data * (random_state.random(len(dropped.data)) >= probability)
+    return dropped
+
+
+def _rms(values: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(values**2)))
