@@ -26,7 +26,7 @@ def split_grammar(grammar: LPCFG, m: int, seed: int = 0, noise: float = 0.1) -> 
     n_states[grammar.root] = 1
     parent_rows = []  # per rule kind: (parents, states of each parent, block sizes)
     blocks = {}
-    for kind, arity in (("binary", 3), ("unary", 2)):
+    for kind in ("binary", "unary"):
         rules = getattr(grammar, f"{kind}_rules")
         sizes = np.prod(n_states[rules].astype(np.int64), axis=1)
         children = sizes // n_states[rules[:, 0]]

@@ -382,3 +382,218 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
             _merge_tags(left_offsets, left_tags, left_weights, chart[1], left_merged)
             _merge_tags(right_offsets, right_tags, right_weights, chart[1], right_merged)
     return chart, exponents
+
+
+@njit(cache=True, nogil=True)
+def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
+                    left_pairs, left_offsets, left_tags, left_weights,
+                    right_pairs, right_offsets, right_tags, right_weights,
+                    unary_rules, unary_weights, unary_by_parent, unary_parent_order,
+                    inside, inside_exponents, z_mantissa, z_exponent):  # fmt: skip
+    """RETURNS posteriors float64 (n+1, n+1, S) [start, end, symbol].
+
+    The outside of cell x of a width sums, over splits d, two kinds of terms: as a
+    left child, parent (x, x + width + d) and sibling (x + width, x + width + d),
+    for x < n_cells - d; as a right child, parent (x - d, x + width) and sibling
+    (x - d, x), for x >= d. Each kind is laid out [symbol, d, y] with the n_cells - d
+    existing cells of split d (y = x, resp. x - d) and rows starting at
+    ``_triangle(d, n_cells)``.
+    Targets whose inside row is all zero at this width (preterminals above width 1,
+    say) are skipped: no derivation uses them, so their outside is never needed
+    (with signed weights an inside row that cancels to exactly zero is treated alike).
+    """
+    n_symbols = inside.shape[1]
+    outside = np.zeros((n + 1, n_symbols, n + 1))
+    exponents = np.full((n + 1, n + 1), EMPTY, np.int64)
+    inside_nonzero = np.zeros((n + 1, n_symbols), np.bool_)
+    for width in range(1, n + 1):
+        for a in range(n_symbols):
+            for x in range(n - width + 1):
+                inside_nonzero[width, a] = inside_nonzero[width, a] or inside[width, a, x] != 0.0
+    outside_nonzero = np.zeros((n + 1, n_symbols), np.bool_)
+    accumulator = np.zeros((n_symbols, n + 1))
+    top = np.zeros(n + 1, np.int64)
+    left_factors = np.zeros((n + 1, n + 1))
+    right_factors = np.zeros((n + 1, n + 1))
+    size = n * (n + 1) // 2 + 1
+    parents_left = np.zeros((n_symbols, size))
+    parents_right = np.zeros((n_symbols, size))
+    siblings_left = np.zeros((n_symbols, size))
+    siblings_right = np.zeros((n_symbols, size))
+    sums_left = np.zeros((n_symbols, size))
+    sums_right = np.zeros((n_symbols, size))
+    first_parent = np.empty(n_symbols, np.int64)
+    last_parent = np.empty(n_symbols, np.int64)
+    first_sibling = np.empty(n_symbols, np.int64)
+    last_sibling = np.empty(n_symbols, np.int64)
+    first_sum = np.full(n_symbols, 1 << 30, np.int64)
+    last_sum = np.zeros(n_symbols, np.int64)
+    left_merged = np.zeros((left_pairs.shape[0], n + 1))
+    right_merged = np.zeros((right_pairs.shape[0], n + 1))
+    _merge_tags(left_offsets, left_tags, left_weights, inside[1], left_merged)
+    _merge_tags(right_offsets, right_tags, right_weights, inside[1], right_merged)
+    merged_row = np.zeros(n + 1)
+    posteriors = np.zeros((n + 1, n + 1, n_symbols))
+    for width in range(n, 0, -1):
+        n_cells = n - width + 1
+        accumulator[:, :n_cells] = 0.0
+        if width == n:
+            accumulator[root, 0] = 1.0
+            top[0] = 0
+        else:
+            n_splits = n - width
+            # One exponent per cell for both kinds of terms.
+            top[:n_cells] = EMPTY
+            for d in range(1, n_splits + 1):
+                for y in range(n_cells - d):
+                    parent = exponents[width + d, y]
+                    if parent == EMPTY:
+                        continue
+                    sibling = inside_exponents[d, y + width]
+                    if sibling != EMPTY:
+                        top[y] = max(top[y], parent + sibling)
+                    sibling = inside_exponents[d, y]
+                    if sibling != EMPTY:
+                        top[y + d] = max(top[y + d], parent + sibling)
+            for d in range(1, n_splits + 1):
+                for y in range(n_cells - d):
+                    left_factors[d, y] = 0.0
+                    right_factors[d, y] = 0.0
+                    parent = exponents[width + d, y]
+                    if parent == EMPTY:
+                        continue
+                    sibling = inside_exponents[d, y + width]
+                    if sibling != EMPTY:
+                        shift = parent + sibling - top[y]
+                        left_factors[d, y] = 0.0 if shift < FLUSH else math.ldexp(1.0, shift)
+                    sibling = inside_exponents[d, y]
+                    if sibling != EMPTY:
+                        shift = parent + sibling - top[y + d]
+                        right_factors[d, y] = 0.0 if shift < FLUSH else math.ldexp(1.0, shift)
+            for s in range(n_symbols):
+                _split_range(outside_nonzero, width, width, n_splits, False,
+                             first_parent, last_parent, s)  # fmt: skip
+                for d in range(first_parent[s], last_parent[s] + 1):
+                    base = _triangle(d, n_cells)
+                    for y in range(n_cells - d):
+                        parent = outside[width + d, s, y]
+                        parents_left[s, base + y] = parent * left_factors[d, y]
+                        parents_right[s, base + y] = parent * right_factors[d, y]
+                _split_range(inside_nonzero, width, 0, n_splits, False,
+                             first_sibling, last_sibling, s)  # fmt: skip
+                for d in range(first_sibling[s], last_sibling[s] + 1):
+                    base = _triangle(d, n_cells)
+                    for y in range(n_cells - d):
+                        siblings_left[s, base + y] = inside[d, s, y + width]
+                        siblings_right[s, base + y] = inside[d, s, y]
+            for r in range(rules_by_parent.shape[0]):
+                a = rules_by_parent[r, 0]
+                if first_parent[a] > last_parent[a]:
+                    continue
+                b = rules_by_parent[r, 1]
+                c = rules_by_parent[r, 2]
+                w = weights_by_parent[r]
+                # b as the left child, c its sibling.
+                first = max(first_parent[a], first_sibling[c])
+                last = min(last_parent[a], last_sibling[c])
+                if first <= last and inside_nonzero[width, b]:
+                    start, stop = _triangle(first, n_cells), _triangle(last + 1, n_cells)
+                    _add_products(sums_left[b, start:stop], w,
+                                  parents_left[a, start:stop], siblings_left[c, start:stop])  # fmt: skip
+                    first_sum[b] = min(first_sum[b], first)
+                    last_sum[b] = max(last_sum[b], last)
+                # c as the right child, b its sibling.
+                first = max(first_parent[a], first_sibling[b])
+                last = min(last_parent[a], last_sibling[b])
+                if first <= last and inside_nonzero[width, c]:
+                    start, stop = _triangle(first, n_cells), _triangle(last + 1, n_cells)
+                    _add_products(sums_right[c, start:stop], w,
+                                  parents_right[a, start:stop], siblings_right[b, start:stop])  # fmt: skip
+                    first_sum[c] = min(first_sum[c], first)
+                    last_sum[c] = max(last_sum[c], last)
+            # Rules with one preterminal child, pair by pair: the other child as the
+            # target, at split 1 (its sibling has width 1), the preterminals merged ...
+            stop = n_cells - 1
+            for p in range(left_pairs.shape[0]):  # a -> t c, c the right child
+                a, c = left_pairs[p, 0], left_pairs[p, 1]
+                if first_parent[a] <= 1 <= last_parent[a] and inside_nonzero[width, c]:
+                    _add_products(sums_right[c, :stop], 1.0, parents_right[a, :stop],
+                                  left_merged[p, :stop])  # fmt: skip
+                    first_sum[c] = min(first_sum[c], 1)
+                    last_sum[c] = max(last_sum[c], 1)
+            for q in range(right_pairs.shape[0]):  # a -> b t, b the left child
+                a, b = right_pairs[q, 0], right_pairs[q, 1]
+                if first_parent[a] <= 1 <= last_parent[a] and inside_nonzero[width, b]:
+                    _add_products(sums_left[b, :stop], 1.0, parents_left[a, :stop],
+                                  right_merged[q, width : width + stop])  # fmt: skip
+                    first_sum[b] = min(first_sum[b], 1)
+                    last_sum[b] = max(last_sum[b], 1)
+            if width == 1:
+                # ... and the preterminals as the targets (width 1 only).
+                _tag_targets(left_pairs, left_offsets, left_tags, left_weights, False,
+                             first_parent, last_parent, first_sibling, last_sibling,
+                             parents_left, siblings_left, inside_nonzero, n_cells,
+                             merged_row, accumulator)  # fmt: skip
+                _tag_targets(right_pairs, right_offsets, right_tags, right_weights, True,
+                             first_parent, last_parent, first_sibling, last_sibling,
+                             parents_right, siblings_right, inside_nonzero, n_cells,
+                             merged_row, accumulator)  # fmt: skip
+            for s in range(n_symbols):
+                if first_sum[s] > last_sum[s]:
+                    continue
+                for d in range(first_sum[s], last_sum[s] + 1):
+                    base = _triangle(d, n_cells)
+                    for y in range(n_cells - d):
+                        accumulator[s, y] += sums_left[s, base + y]
+                        accumulator[s, y + d] += sums_right[s, base + y]
+                        sums_left[s, base + y] = 0.0
+                        sums_right[s, base + y] = 0.0
+                first_sum[s] = 1 << 30
+                last_sum[s] = 0
+        _unary_closure(
+            accumulator,
+            n_cells,
+            unary_rules,
+            unary_weights,
+            unary_by_parent,
+            unary_parent_order,
+            True,
+        )
+        _store_cells(accumulator, top, n_cells, width, outside, exponents, outside_nonzero)
+        for x in range(n_cells):
+            if exponents[width, x] == EMPTY or inside_exponents[width, x] == EMPTY:
+                continue
+            scale = exponents[width, x] + inside_exponents[width, x] - z_exponent
+            for a in range(n_symbols):
+                value = outside[width, a, x] * inside[width, a, x]
+                if value != 0.0:
+                    posteriors[x, x + width, a] = _times_pow2(value / z_mantissa, scale)
+    return posteriors
+
+
+@njit(cache=True, nogil=True)
+def _tag_targets(pairs, pair_offsets, pair_tags, pair_weights, tag_on_right,
+                 first_parent, last_parent, first_sibling, last_sibling, parents, siblings,
+                 inside_nonzero, n_cells, merged, accumulator):  # fmt: skip
+    """The outside of the preterminals (width 1) through the rules of each pair
+    (a, sibling): the sum over splits of parents[a] * siblings[sibling], once per pair
+    and laid out by target cell (x = y, or y + d when the preterminal is the right
+    child), then w times that for each rule of the pair."""
+    for p in range(pairs.shape[0]):
+        a, sibling = pairs[p, 0], pairs[p, 1]
+        first = max(first_parent[a], first_sibling[sibling])
+        last = min(last_parent[a], last_sibling[sibling])
+        if first > last:
+            continue
+        merged[:n_cells] = 0.0
+        for d in range(first, last + 1):
+            base = _triangle(d, n_cells)
+            shift = d if tag_on_right else 0
+            for y in range(n_cells - d):
+                merged[y + shift] += parents[a, base + y] * siblings[sibling, base + y]
+        for r in range(pair_offsets[p], pair_offsets[p + 1]):
+            t = pair_tags[r]
+            if inside_nonzero[1, t]:
+                w = pair_weights[r]
+                for x in range(n_cells):
+                    accumulator[t, x] += w * merged[x]

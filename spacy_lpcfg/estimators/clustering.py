@@ -34,7 +34,7 @@ from ..grammar.model import ParsingModel
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
 from .base import check_random_state
-from .latent import LatentEstimator, ProjectedTreebank
+from .latent import COARSE_GRAMMAR, LatentEstimator, ProjectedTreebank
 from .mle import json_params
 from .projections import Projections
 
@@ -76,7 +76,9 @@ class ClusteringEstimator(LatentEstimator):
     random_state (int | np.random.Generator | None): seeds the SVDs and k-means.
     The other parameters are the Lexicon's (see MLEEstimator).
 
-    Fitted attributes: ``grammar_``, ``lexicon_``, ``model_``, ``n_states_`` (dict
+    Fitted attributes: ``grammar_``, ``coarse_grammar_`` (its projection with the
+    states' training frequencies: the parser's pruning grammar, ``extra_grammars[0]``
+    of ``model_``), ``lexicon_``, ``model_``, ``n_states_`` (dict
     symbol -> states, symbols with more than one), ``singular_values_``,
     ``states_`` (int64[N], the latent state of every node of ``projected_.nodes``),
     ``cells_`` (dict "binary"/"unary" -> RuleCells), ``sparsity_`` (dict: stored and
@@ -179,7 +181,7 @@ class ClusteringEstimator(LatentEstimator):
         n_states (np.ndarray): int64[n_symbols], states per symbol.
         RETURNS (ClusteringEstimator): self.
         """
-        counts, symbols = projected.counts, projected.counts.symbols
+        counts, symbols, nodes = projected.counts, projected.counts.symbols, projected.nodes
         binary = annotated_cells(projected, states, n_states, "binary", self.smoothing)
         unary = annotated_cells(projected, states, n_states, "unary", self.smoothing)
         lexicon = self._make_lexicon().fit_counts(
@@ -201,7 +203,7 @@ class ClusteringEstimator(LatentEstimator):
             **_smooth_emissions(
                 lexicon.lexical_arrays(symbols),
                 n_states,
-                np.bincount(_state_ids(projected.nodes.symbol, states, n_states)),
+                np.concatenate(_state_frequencies(nodes, states, n_states)),
                 self.lexical_smoothing,
             ),
         )
@@ -214,20 +216,18 @@ class ClusteringEstimator(LatentEstimator):
             "unary_stored": len(unary_weights),
             "unary_nonzero": len(unary.weights),
         }
-        self.n_states_ = {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1}
-        self.singular_values_ = {
-            symbols.name(a): values
-            for a, values in enumerate(projected.projections.singular_values)
-            if len(values)
-        }
-        self.projected_ = projected
+        self._set_shared_attributes(projected, n_states)
+        # The coarse grammar for pruning: the projection with the states' training
+        # frequencies (cheap, unlike expected_state_weights on large dense blocks).
+        self.coarse_grammar_ = self.grammar_.project(_state_frequencies(nodes, states, n_states))
         self.model_ = ParsingModel(
             self.grammar_,
             lexicon,
             projected.spec,
             estimator=self.name,
             params=json_params(self),
-            training={"trees": counts.n_trees, "words": counts.n_words},
+            training={"trees": counts.n_trees, "words": counts.n_words, COARSE_GRAMMAR: 0},
+            extra_grammars=(self.coarse_grammar_,),
         )
         return self
 
@@ -426,6 +426,13 @@ def _token_state_counts(
         word, tag = divmod(word_tag, len(symbols))
         result[nodes.words[word], symbols.name(tag), bool(first)] = row[: n_states[tag]]
     return result
+
+
+def _state_frequencies(nodes, states: np.ndarray, n_states: np.ndarray) -> list[np.ndarray]:
+    """Per symbol, float64[m_a]: how many nodes of the symbol have each state."""
+    counts = np.bincount(_state_ids(nodes.symbol, states, n_states), minlength=int(n_states.sum()))
+    bounds = np.concatenate([[0], np.cumsum(n_states)])
+    return [counts[lo:hi].astype(np.float64) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def _state_ids(symbols: np.ndarray, states: np.ndarray, n_states: np.ndarray) -> np.ndarray:

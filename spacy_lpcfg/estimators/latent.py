@@ -31,6 +31,8 @@ from .features import (
 from .mle import MLEEstimator, RuleCounts, as_transform_spec, count_rules
 from .projections import Projections, fit_projections, requested_states, state_caps
 
+COARSE_GRAMMAR = "coarse_grammar"  # training key: the extra grammar the parser prunes with
+
 
 @dataclass(frozen=True)
 class ProjectedTreebank:
@@ -186,6 +188,18 @@ class LatentEstimator(BaseEstimator):
             keep_factors=keep_factors,
             random_state=random_state,
         )
+
+    def _set_shared_attributes(self, projected: ProjectedTreebank, n_states: np.ndarray) -> None:
+        """Set ``n_states_`` (symbol -> states, for symbols with more than one),
+        ``singular_values_`` (symbol -> float64[k]) and ``projected_``."""
+        symbols = projected.counts.symbols
+        self.n_states_ = {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1}
+        self.singular_values_ = {
+            symbols.name(a): values
+            for a, values in enumerate(projected.projections.singular_values)
+            if len(values)
+        }
+        self.projected_ = projected
 
     def _n_states(self, projected: ProjectedTreebank) -> np.ndarray:
         return projected.n_states(

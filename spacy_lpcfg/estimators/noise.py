@@ -15,8 +15,9 @@ out (``decode.product``). The SVD is computed once; per model, the noise is:
 
 Every model also gets its own k-means seed. All share the rules, symbols and
 vocabulary, so they can be decoded together: the ensemble's ``model_`` holds
-model 0 as its grammar and the others as ``extra_grammars``, listed in
-``training["ensemble"]``.
+model 0 as its grammar, its coarse grammar as ``extra_grammars[0]``
+(``training["coarse_grammar"]``, pruning once for all members) and the other
+members after it, listed in ``training["ensemble"]``.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class NoisyEnsemble(BaseEstimator):
 
     Fitted attributes: ``estimators_`` (the K fitted ClusteringEstimators, sharing
     one ``projected_``), ``grammars_`` (their LPCFGs), ``model_`` (ParsingModel:
-    member 0 with the others as extra grammars).
+    member 0, with its coarse grammar and the other members as extra grammars).
     """
 
     name = "noisy_clustering"
@@ -115,14 +116,15 @@ class NoisyEnsemble(BaseEstimator):
         first = estimators[0].model_
         self.estimators_ = estimators
         self.grammars_ = [member.grammar_ for member in estimators]
+        # extra grammars: member 0's coarse grammar (pruning), then members 1 .. K-1
         self.model_ = ParsingModel(
             self.grammars_[0],
             first.lexicon,
             first.transform,
             estimator=self.name,
             params={**json_params(self), "estimator": json_params(estimators[0])},
-            training={**first.training, ENSEMBLE: list(range(self.n_models - 1))},
-            extra_grammars=self.grammars_[1:],
+            training={**first.training, ENSEMBLE: list(range(1, self.n_models))},
+            extra_grammars=(*first.extra_grammars, *self.grammars_[1:]),
         )
         return self
 

@@ -40,14 +40,12 @@ from ..grammar.model import ParsingModel
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
 from .base import check_random_state
-from .latent import LatentEstimator, ProjectedTreebank
+from .latent import COARSE_GRAMMAR, LatentEstimator, ProjectedTreebank
 from .mle import json_params, one_state_grammar
 from .projections import Projections
 
 if TYPE_CHECKING:  # scipy is imported where it is used: importing stays cheap
     pass
-
-COARSE_GRAMMAR = "coarse_grammar"  # training key: the extra grammar to prune with
 
 
 class SpectralEstimator(LatentEstimator):
@@ -150,13 +148,7 @@ class SpectralEstimator(LatentEstimator):
         )
         self.coarse_grammar_ = coarse
         self.lexicon_ = lexicon
-        self.n_states_ = {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1}
-        self.singular_values_ = {
-            symbols.name(a): values
-            for a, values in enumerate(projected.projections.singular_values)
-            if len(values)
-        }
-        self.projected_ = projected
+        self._set_shared_attributes(projected, n_states)
         self.model_ = ParsingModel(
             self.grammar_,
             lexicon,

@@ -16,6 +16,7 @@ from spacy_lpcfg.estimators import (
     check_is_fitted,
     clone,
 )
+from spacy_lpcfg.estimators.latent import COARSE_GRAMMAR
 from spacy_lpcfg.estimators.noise import ENSEMBLE, NOISES, NoisyEnsemble, noisy_projections
 from spacy_lpcfg.trees.transforms import TransformSpec
 
@@ -77,6 +78,20 @@ def test_invalid_parameters_fail_before_fitting(params):
 
 
 # The estimate --------------------------------------------------------------------------
+
+
+def test_coarse_grammar_is_the_projection_with_state_frequencies(synthetic):
+    """The pruning grammar: every rule's weight averaged over the parent's states by
+    their training frequencies, which gives back the treebank's relative frequencies."""
+    _, estimator = synthetic
+    model, coarse = estimator.model_, estimator.coarse_grammar_
+    assert model.training[COARSE_GRAMMAR] == 0 and model.extra_grammars[0] is coarse
+    mle = MLEEstimator(transform=IDENTITY, rare_threshold=0).fit(
+        SyntheticLPCFG().sample(2_000, seed=0)
+    )
+    assert np.array_equal(coarse.binary_rules, mle.grammar_.binary_rules)
+    assert np.allclose(coarse.binary_weights, mle.grammar_.binary_weights)
+    assert np.allclose(coarse.unary_weights, mle.grammar_.unary_weights)
 
 
 def test_one_state_is_the_treebank_grammar():
@@ -169,8 +184,9 @@ def test_noisy_members_share_rules_and_vocabulary_but_differ(noise):
     assert any(not np.array_equal(states[0], other) for other in states[1:])
     model = ensemble.model_
     assert model.grammar is ensemble.grammars_[0]
-    assert list(model.extra_grammars) == ensemble.grammars_[1:]
-    assert model.training[ENSEMBLE] == [0, 1]
+    assert model.extra_grammars[0] == ensemble.estimators_[0].coarse_grammar_
+    assert list(model.extra_grammars[1:]) == ensemble.grammars_[1:]
+    assert model.training[ENSEMBLE] == [1, 2] and model.training[COARSE_GRAMMAR] == 0
     assert clone(ensemble).fit(trees).model_.to_bytes() == model.to_bytes()
 
 
