@@ -175,3 +175,19 @@ def test_cli_test_rejects_a_corrupt_model(tmp_path, data_dir):
     (broken / "cfg.json").write_text("{not json")
     result = _invoke("test", broken, "ptb_sample", "--data-dir", data_dir)
     assert result.exit_code == 1 and "cfg.json" in result.stderr
+
+
+def test_cli_spectral_model_prunes_with_its_treebank_grammar(tmp_path, data_dir):
+    """Signed grammars cannot be projected; the Parser prunes with the stored MLE grammar."""
+    model_dir = tmp_path / "spectral"
+    trained = _invoke(
+        "train", "ptb_sample", model_dir, "--estimator", "spectral", "--n-states", "2",
+        "--data-dir", data_dir,
+    )  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    result = _invoke(
+        "test", model_dir, "ptb_sample", "--split", "dev", "--limit", "10", "--decoder", "mbr",
+        "--data-dir", data_dir, "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["bracketing_fscore"] > 60

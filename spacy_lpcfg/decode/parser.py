@@ -103,7 +103,13 @@ class Parser:
             ]
             for options in levels
         ]
-        self.cascade = PruningCascade(grammar, level_names, threshold=prune_threshold)
+        # Signed (spectral) grammars cannot be projected: their models store the
+        # treebank grammar to prune with (``training["coarse_grammar"]``).
+        coarse_index = model.training.get("coarse_grammar")
+        coarse = None if coarse_index is None else model.extra_grammars[coarse_index]
+        self.cascade = PruningCascade(
+            grammar, level_names, coarse=coarse, threshold=prune_threshold
+        )
         self.fallbacks: Counter[str] = Counter()
 
     @property
