@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.projection import SymbolMerge, expected_symbol_counts, merge_symbols
-from .coarse import coarse_posteriors
+from .coarse import CoarsePosteriors, coarse_posteriors
 from .inputs import Mask, MergedMask, column_members
 from .inside_outside import inside_outside
 
@@ -109,17 +109,31 @@ class PruningCascade:
             )
         self.thresholds: tuple[float, ...] = thresholds
 
-    def prune(self, lexical: LexicalScores, *, scale: float = 1.0) -> PruningResult:
+    def first_pass(self, lexical: LexicalScores) -> CoarsePosteriors:
+        """The dense pass of the coarsest level (the same for every threshold).
+
+        lexical (LexicalScores): as for prune.
+        """
+        first = self.levels[0]
+        return coarse_posteriors(first.grammar, first.lexical(lexical))
+
+    def prune(
+        self,
+        lexical: LexicalScores,
+        *,
+        scale: float = 1.0,
+        first: CoarsePosteriors | None = None,
+    ) -> PruningResult:
         """The mask for the final pass over one sentence.
 
         lexical (LexicalScores): one-state scores for the ``coarse`` grammar's symbols
             (the final grammar's own scores when it has one state).
         scale (float): multiplies every threshold (fallbacks lower them; 0 keeps every
             item with a non-zero posterior).
+        first (CoarsePosteriors | None): first_pass(lexical), when already computed.
         """
         thresholds = [threshold * scale for threshold in self.thresholds]
-        first = self.levels[0]
-        dense = coarse_posteriors(first.grammar, first.lexical(lexical))
+        dense = self.first_pass(lexical) if first is None else first
         if not dense.has_parse:
             return PruningResult(None, (0,))
         mask = _keep(dense.posteriors, thresholds[0])

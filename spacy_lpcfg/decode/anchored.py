@@ -100,13 +100,13 @@ def anchored_scores(
         tag_scores = np.where(tag_marginals != 0, 0.0, -np.inf)
         binary_scores = _log_ratio(binary.scores, binary_parents)
         unary_scores = _log_ratio(unary.scores, unary_parents)
-    tag_kept = np.isfinite(tag_scores)
-    b_kept = np.isfinite(binary_scores)
-    u_kept = np.isfinite(unary_scores)
+    tag_kept = _finite(tag_scores)
+    b_kept = _finite(binary_scores)
+    u_kept = _finite(unary_scores)
     return AnchoredScores(
         n_words=posteriors.n_words,
-        tag_positions=posteriors.item_starts[is_tag][tag_kept],
-        tags=posteriors.item_symbols[is_tag][tag_kept],
+        tag_positions=posteriors.item_starts[tag_items][tag_kept],
+        tags=posteriors.item_symbols[tag_items][tag_kept],
         tag_scores=tag_scores[tag_kept],
         binary_rules=binary.rules[b_kept],
         binary_starts=binary.starts[b_kept],
@@ -121,6 +121,13 @@ def anchored_scores(
         binary_items=None if binary.items is None else binary.items[b_kept],
         unary_items=None if unary.items is None else unary.items[u_kept],
     )
+
+
+def _finite(scores: np.ndarray) -> np.ndarray | slice:
+    """Where scores are finite: a mask, or a no-op slice when all are (the usual case
+    with a non-negative grammar, which spares copying every array)."""
+    finite = np.isfinite(scores)
+    return slice(None) if finite.all() else finite
 
 
 def sum_anchored_scores(parts: Sequence[AnchoredScores]) -> AnchoredScores:

@@ -20,19 +20,29 @@ as ``too_long``): chart memory grows with the square of the length.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..chart import inside_outside
+from ..chart import CoarsePosteriors, inside_outside
 from ..chart.pruning import PruningCascade
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.model import ParsingModel
 from ..grammar.symbols import PHRASAL
-from ..trees.transforms import coarse_label
+from ..trees.transforms import (
+    BIN_MARK,
+    CONTEXT_JOIN,
+    PARENT_SEP,
+    RIGHT_CONTEXT,
+    UNARY_SEP,
+    coarse_label,
+    intermediate_parent,
+    is_intermediate,
+)
 from ..trees.tree import ROOT_LABEL, Tree
 from .registry import DECODERS
 from .result import ParseResult
@@ -40,8 +50,55 @@ from .result import ParseResult
 EXHAUSTIVE_LENGTH = 60
 LOWER_THRESHOLDS = (1e-3, 1e-6)  # the lower_threshold fallbacks scale the thresholds by these
 FALLBACKS = ("lower_threshold", "no_pruning", "flat", "too_long")
-# Pruning levels, coarsest first, as keyword arguments of coarse_label.
-DEFAULT_LEVELS = ({}, {"annotations": True})
+# Pruning levels, coarsest first, as keyword arguments of level_label. The dense first
+# pass is over X-bar labels with unary chains cut to their lowest label (fewer rules:
+# this pass is a third of the parse time); the second keeps chains and the Markov
+# context of intermediate labels, which lets the chart drop the many intermediate
+# items whose right sibling is missing (one_state_kernels). Chosen on ptb_sample dev
+# with benchmarks/bench_parse.py.
+DEFAULT_LEVELS = ({"chains": "bottom"}, {"context": True})
+DEFAULT_THRESHOLD = 3e-4
+
+
+def level_label(
+    label: str,
+    scheme: str,
+    *,
+    preterminal: bool = False,
+    chains: str = "keep",
+    context: bool = False,
+    **options,
+) -> str:
+    """A symbol's name at a pruning level: ``trees.transforms.coarse_label`` (options:
+    ``functions``, ``annotations``), then
+
+    chains (str): "keep" unary chains, or keep their "bottom" label only
+        (``S::VP`` -> ``VP``, ``@S::VP|>`` -> ``@VP|>``).
+    context (bool): intermediate labels keep their Markov context, its labels coarsened
+        alike (``@NP-SBJ^S|>NN`` -> ``@NP|>NN``).
+    """
+    coarse = coarse_label(label, scheme, preterminal=preterminal, **options)
+    if preterminal:
+        return coarse
+    if chains == "bottom":
+        coarse = _chain_bottom(coarse)
+    elif chains != "keep":
+        raise ValueError(Errors.E012.format(name="chains", value=chains, expected="'keep' or 'bottom'"))
+    if context and is_intermediate(label):
+        parent = intermediate_parent(label)
+        side_end = len(BIN_MARK) + len(parent) + len(RIGHT_CONTEXT)
+        parts = label[side_end:].split(CONTEXT_JOIN) if label[side_end:] else []
+        coarse += CONTEXT_JOIN.join(coarse_label(part, scheme) for part in parts)
+    return coarse
+
+
+def _chain_bottom(coarse: str) -> str:
+    if is_intermediate(coarse):
+        parent = intermediate_parent(coarse)
+        side = coarse[len(BIN_MARK) + len(parent) :]
+        return BIN_MARK + _chain_bottom(parent) + side
+    base, sep, annotation = coarse.partition(PARENT_SEP)
+    return base.rpartition(UNARY_SEP)[2] + sep + annotation
 
 
 @dataclass(frozen=True)
@@ -61,10 +118,10 @@ class Parser:
     decoder (str): "max_rule", "variational", "viterbi" or "mbr". Defaults to "max_rule".
     prune_threshold (float | Sequence[float]): posterior threshold of the pruning
         passes: one for all, or one per level (plus one for the one-state projection
-        of a latent grammar). Defaults to 1e-4.
+        of a latent grammar). Defaults to 3e-4.
     levels (Sequence[dict]): the merged pruning levels, coarsest first, as keyword
-        arguments of ``trees.transforms.coarse_label``. Defaults to X-bar, then
-        X-bar with parent annotations.
+        arguments of ``level_label``. Defaults to X-bar with unary chains cut to their
+        lowest label, then X-bar with the (X-bar) Markov context of intermediates.
     use_tags (str): "auto", "constrain" or "ignore" given tags (``Lexicon.lexical_scores``).
     max_length (int): longer sentences get a flat tree. Defaults to 150.
     """
@@ -74,7 +131,7 @@ class Parser:
         model: ParsingModel,
         *,
         decoder: str = "max_rule",
-        prune_threshold: float | Sequence[float] = 1e-4,
+        prune_threshold: float | Sequence[float] = DEFAULT_THRESHOLD,
         levels: Sequence[dict] = DEFAULT_LEVELS,
         use_tags: str = "auto",
         max_length: int = 150,
@@ -98,7 +155,7 @@ class Parser:
         kinds = [grammar.symbols.kind(i) for i in range(grammar.n_symbols)]
         level_names = [
             [
-                coarse_label(name, model.label_scheme, preterminal=kind == "preterminal", **options)
+                level_label(name, model.label_scheme, preterminal=kind == "preterminal", **options)
                 for name, kind in zip(grammar.symbols.names, kinds)
             ]
             for options in levels
@@ -111,6 +168,9 @@ class Parser:
             grammar, level_names, coarse=coarse, threshold=prune_threshold
         )
         self.fallbacks: Counter[str] = Counter()
+        # Seconds spent per stage ("lexicon", "pruning": the coarse passes, "chart": the
+        # final grammar's inside-outside, "decode": decoder and tree), for benchmarks.
+        self.seconds: Counter[str] = Counter()
 
     @property
     def grammar(self) -> LPCFG:
@@ -118,6 +178,7 @@ class Parser:
 
     def parse(self, words: Sequence[str], tags: Sequence[str | None] | None = None) -> Parse:
         """Parse one sentence of at least one token; tags are optional."""
+        start = time.perf_counter()
         words = list(words)
         lexical = self.model.lexical_scores(words, tags, self.use_tags)
         coarse_lexical = (
@@ -125,17 +186,24 @@ class Parser:
             if self.cascade.coarse is self.grammar
             else self.model.lexicon.lexical_scores(self.cascade.coarse, words, tags, self.use_tags)
         )
+        self.seconds["lexicon"] += time.perf_counter() - start
         if len(words) > self.max_length:
             return self._flat(words, coarse_lexical, "too_long")
         attempts = [(1.0, None)] + [(scale, "lower_threshold") for scale in LOWER_THRESHOLDS]
         if len(words) <= EXHAUSTIVE_LENGTH:
             attempts.append((0.0, "no_pruning"))
+        start = time.perf_counter()
+        first = self.cascade.first_pass(coarse_lexical)
+        self.seconds["pruning"] += time.perf_counter() - start
         for scale, fallback in attempts:
-            result = self._decode(lexical, coarse_lexical, scale)
+            result = self._decode(lexical, coarse_lexical, first, scale)
             if result is not None:
                 if fallback:
                     self.fallbacks[fallback] += 1
-                return Parse(self.pipeline.invert(result.to_tree(words)), fallback)
+                start = time.perf_counter()
+                parse = Parse(self.pipeline.invert(result.to_tree(words)), fallback)
+                self.seconds["decode"] += time.perf_counter() - start
+                return parse
         return self._flat(words, coarse_lexical, "flat")
 
     def parse_all(
@@ -157,21 +225,31 @@ class Parser:
         return [self.parse(words, sentence_tags) for words, sentence_tags in items]
 
     def _decode(
-        self, lexical: LexicalScores, coarse_lexical: LexicalScores, scale: float
+        self,
+        lexical: LexicalScores,
+        coarse_lexical: LexicalScores,
+        first: CoarsePosteriors,
+        scale: float,
     ) -> ParseResult | None:
-        pruned = self.cascade.prune(coarse_lexical, scale=scale)
+        start = time.perf_counter()
+        pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
+        self.seconds["pruning"] += time.perf_counter() - start
         if pruned.mask is None:
             return None
         decode = DECODERS[self.decoder]
+        start = time.perf_counter()
         if self.decoder == "viterbi":
             result = decode(self.grammar, lexical, pruned.mask)
         else:
             chart = inside_outside(
                 self.grammar, lexical, pruned.mask, rule_posteriors=self.decoder != "mbr"
             )
+            self.seconds["chart"] += time.perf_counter() - start
             if not chart.has_parse:
                 return None
+            start = time.perf_counter()
             result = decode(self.grammar, lexical, pruned.mask, posteriors=chart)
+        self.seconds["decode"] += time.perf_counter() - start
         return result if result.has_parse else None
 
     def _flat(self, words: list[str], coarse_lexical: LexicalScores, reason: str) -> Parse:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..chart.inputs import per_grammar
 from ..grammar import LPCFG
 from .anchored import AnchoredScores
 from .result import ParseResult
@@ -48,8 +49,7 @@ def rule_cky(grammar: LPCFG, scores: AnchoredScores, decoder: str) -> ParseResul
     # Cells by (decreasing start, increasing end); within a cell, unary rules by the
     # topological rank of their parent, so chains are relaxed bottom up.
     binary_order = _cell_order((n - scores.binary_starts).astype(np.int64) * span + scores.binary_ends)
-    rank = np.zeros(grammar.n_symbols, dtype=np.int64)
-    rank[grammar.unary_parent_order] = np.arange(len(grammar.unary_parent_order))
+    rank = _unary_rank(grammar)
     unary_cell = (n - scores.unary_starts).astype(np.int64) * span + scores.unary_ends
     unary_order = _cell_order(unary_cell * grammar.n_symbols + rank[unary_rows[:, 0]])
     n_items = 1 + max(
@@ -79,6 +79,14 @@ def rule_cky(grammar: LPCFG, scores: AnchoredScores, decoder: str) -> ParseResul
     if len(labels) == 0:
         return ParseResult.failure(n, decoder)
     return ParseResult(n, grammar.symbols.names, labels, starts, ends, tags, float(score), decoder)
+
+
+@per_grammar
+def _unary_rank(grammar: LPCFG) -> np.ndarray:
+    """int64[S]: each unary parent's position in the topological order."""
+    rank = np.zeros(grammar.n_symbols, dtype=np.int64)
+    rank[grammar.unary_parent_order] = np.arange(len(grammar.unary_parent_order))
+    return rank
 
 
 def _cell_order(keys: np.ndarray) -> np.ndarray | slice:

@@ -70,16 +70,18 @@ class SymbolMerge:
         """
         if len(fine.values) != len(fine.tags):
             raise ValueError(Errors.E401.format(detail="one-state lexical scores"))
-        keys = fine.positions.astype(np.int64) * self.grammar.n_symbols + self.coarse_of[fine.tags]
-        unique, inverse = np.unique(keys, return_inverse=True)
-        values = np.zeros(len(unique))
-        np.add.at(values, inverse, fine.values * self.share[fine.tags])
+        n_coarse = self.grammar.n_symbols
+        keys = fine.positions.astype(np.int64) * n_coarse + self.coarse_of[fine.tags]
+        # Counting over (position, coarse tag) cells: sorted keys without a sort.
+        size = fine.n_words * n_coarse
+        present = np.flatnonzero(np.bincount(keys, minlength=size))
+        values = np.bincount(keys, fine.values * self.share[fine.tags], minlength=size)
         return LexicalScores(
             n_words=fine.n_words,
-            positions=(unique // self.grammar.n_symbols).astype(np.int32),
-            tags=(unique % self.grammar.n_symbols).astype(np.int32),
-            offsets=np.arange(len(unique) + 1, dtype=np.int64),
-            values=values,
+            positions=(present // n_coarse).astype(np.int32),
+            tags=(present % n_coarse).astype(np.int32),
+            offsets=np.arange(len(present) + 1, dtype=np.int64),
+            values=values[present],
         )
 
     def expand_mask(self, coarse_mask: np.ndarray) -> np.ndarray:

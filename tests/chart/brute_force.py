@@ -154,3 +154,28 @@ def sentence(grammar: LPCFG, n: int, seed: int) -> LexicalScores:
     return LexicalScores.from_word_ids(
         grammar, rng.integers(0, len(grammar.words), size=n).tolist()
     )
+
+
+def chart_dicts(result) -> tuple[dict, dict]:
+    """(item -> marginal, anchored rule -> posterior) of an inside_outside result, keyed
+    as oracle_posteriors keys them."""
+    items = {
+        (int(a), int(i), int(j)): m
+        for a, i, j, m in zip(
+            result.item_symbols, result.item_starts, result.item_ends, result.marginals
+        )
+    }
+    rules = {}
+    b = result.binary
+    for r, i, k, j, s in zip(b.rules, b.starts, b.splits, b.ends, b.scores):
+        rules[("binary", int(r), int(i), int(k), int(j))] = s
+    u = result.unary
+    for r, i, j, s in zip(u.rules, u.starts, u.ends, u.scores):
+        rules[("unary", int(r), int(i), int(j))] = s
+    return items, rules
+
+
+def assert_dicts_close(found: dict, expected: dict, atol: float = 1e-9) -> None:
+    """Equal up to atol, a key missing on one side counting as 0."""
+    for key in set(found) | set(expected):
+        assert np.isclose(found.get(key, 0.0), expected.get(key, 0.0), atol=atol), key

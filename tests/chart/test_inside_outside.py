@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from brute_force import enumerate_derivations, oracle_posteriors, random_grammar, sentence
+from brute_force import (
+    assert_dicts_close,
+    chart_dicts,
+    enumerate_derivations,
+    oracle_posteriors,
+    random_grammar,
+    sentence,
+)
 
 from spacy_lpcfg.chart import inside_outside
 from spacy_lpcfg.grammar import LPCFG, LexicalScores, SymbolTable
@@ -13,36 +20,17 @@ from spacy_lpcfg.grammar import LPCFG, LexicalScores, SymbolTable
 CASES = [(seed, n) for seed in range(6) for n in (1, 2, 3, 4, 5)]
 
 
-def _case(seed: int, n: int, signed: bool = True):
-    grammar = random_grammar(seed, density=0.3 if n == 5 else 0.5, signed=signed)
+def _case(seed: int, n: int, signed: bool = True, max_states: int = 3):
+    grammar = random_grammar(
+        seed, density=0.3 if n == 5 else 0.5, signed=signed, max_states=max_states
+    )
     return grammar, sentence(grammar, n, seed)
 
 
-def _as_dicts(result):
-    items = {
-        (int(a), int(i), int(j)): m
-        for a, i, j, m in zip(
-            result.item_symbols, result.item_starts, result.item_ends, result.marginals
-        )
-    }
-    rules = {}
-    b = result.binary
-    for r, i, k, j, s in zip(b.rules, b.starts, b.splits, b.ends, b.scores):
-        rules[("binary", int(r), int(i), int(k), int(j))] = s
-    u = result.unary
-    for r, i, j, s in zip(u.rules, u.starts, u.ends, u.scores):
-        rules[("unary", int(r), int(i), int(j))] = s
-    return items, rules
-
-
-def _assert_dicts_close(found: dict, expected: dict) -> None:
-    for key in set(found) | set(expected):
-        assert np.isclose(found.get(key, 0.0), expected.get(key, 0.0), atol=1e-9), key
-
-
+@pytest.mark.parametrize("max_states", [3, 1])  # latent kernels, one-state kernels
 @pytest.mark.parametrize("seed,n", CASES)
-def test_inside_outside_matches_enumeration(seed, n):
-    grammar, lexical = _case(seed, n)
+def test_inside_outside_matches_enumeration(seed, n, max_states):
+    grammar, lexical = _case(seed, n, max_states=max_states)
     derivations = enumerate_derivations(grammar, lexical)
     result = inside_outside(grammar, lexical)
     if not derivations:
@@ -51,9 +39,9 @@ def test_inside_outside_matches_enumeration(seed, n):
     z, items, rules = oracle_posteriors(derivations)
     assert result.has_parse
     assert np.isclose(result.z_sign * np.exp(result.log_abs_z), z)
-    found_items, found_rules = _as_dicts(result)
-    _assert_dicts_close(found_items, items)
-    _assert_dicts_close(found_rules, rules)
+    found_items, found_rules = chart_dicts(result)
+    assert_dicts_close(found_items, items)
+    assert_dicts_close(found_rules, rules)
 
 
 def test_inside_outside_has_negative_marginals_for_signed_grammars():

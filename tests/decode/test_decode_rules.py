@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from decode_oracle import (
@@ -18,6 +20,8 @@ from decode_oracle import (
 
 from spacy_lpcfg.chart import inside_outside, viterbi
 from spacy_lpcfg.decode import max_rule_parse, variational_parse, viterbi_parse
+from spacy_lpcfg.decode.anchored import anchored_scores
+from spacy_lpcfg.decode.rule_cky import rule_cky
 from spacy_lpcfg.grammar import LexicalScores
 
 RULE_DECODERS = {"max_rule": max_rule_parse, "variational": variational_parse}
@@ -145,3 +149,21 @@ def test_variational_is_viterbi_for_one_state_grammars(seed):
         assert np.isclose(result.score, best.score - posteriors.log_abs_z)
         # Trees of equal weight (the same rules in another order) may tie either way.
         _assert_best(grammar, enumerate_derivations(grammar, lexical), result, "variational")
+
+
+@pytest.mark.parametrize("max_states", [1, 3])
+@pytest.mark.parametrize("seed", range(4))
+def test_rule_cky_numbers_items_without_chart_ids(seed, max_states):
+    # Scores summed over grammars carry no chart item ids: rule_cky numbers the items
+    # itself, and must find the same tree.
+    grammar = random_grammar(seed, max_states=max_states, signed=False)
+    lexical = LexicalScores.from_word_ids(grammar, [0, 1, 2, 1, 0])
+    posteriors = inside_outside(grammar, lexical)
+    if not posteriors.has_parse:
+        return
+    scores = anchored_scores(grammar, posteriors, "max_rule")
+    assert scores.binary_items is not None
+    numbered = dataclasses.replace(scores, tag_items=None, binary_items=None, unary_items=None)
+    a, b = rule_cky(grammar, scores, "max_rule"), rule_cky(grammar, numbered, "max_rule")
+    assert a.score == b.score
+    assert a.to_tree(_words(5)) == b.to_tree(_words(5))

@@ -1,0 +1,60 @@
+"""The Parser: pruning level names, per-level thresholds, fallbacks, one sentence at a
+time on a small MLE model."""
+
+from __future__ import annotations
+
+import pytest
+
+from spacy_lpcfg.decode.parser import FALLBACKS, Parser, level_label
+
+
+@pytest.mark.parametrize(
+    "label,options,expected",
+    [
+        ("@NP-SBJ^S|>NN", {}, "@NP|>"),
+        ("@NP-SBJ^S|>NN", {"context": True}, "@NP|>NN"),
+        ("@NP-SBJ^S|>NN", {"annotations": True, "context": True}, "@NP^S|>NN"),
+        ("@S-TPC::VP^S|>PP-LOC", {"chains": "bottom"}, "@VP|>"),
+        ("@S-TPC::VP^S|>PP-LOC", {"context": True}, "@S::VP|>PP"),
+        ("S::VP^S", {"chains": "bottom", "annotations": True}, "VP^S"),
+        ("NP-SBJ", {"context": True}, "NP"),
+    ],
+)
+def test_level_label(label, options, expected):
+    assert level_label(label, "penn", **options) == expected
+
+
+def test_level_label_keeps_preterminals():
+    assert level_label("NN^NP", "penn", preterminal=True, chains="bottom", context=True) == "NN"
+
+
+@pytest.fixture(scope="module")
+def small_model(ptb_small):
+    from spacy_lpcfg.estimators.mle import MLEEstimator
+
+    return MLEEstimator().fit(ptb_small[0]).model_
+
+
+def test_parser_parses_every_sentence(small_model, ptb_small):
+    parser = Parser(small_model)
+    for tree in ptb_small[1]:
+        parse = parser.parse(tree.words())
+        assert parse.tree.words() == tree.words()
+        assert parse.fallback is None or parse.fallback in FALLBACKS
+    assert sum(parser.fallbacks.values()) <= len(ptb_small[1])
+
+
+def test_parser_thresholds_per_level(small_model, ptb_small):
+    words = ptb_small[1][0].words()
+    one = Parser(small_model, prune_threshold=1e-4).parse(words).tree
+    assert Parser(small_model, prune_threshold=[1e-4, 1e-4]).parse(words).tree == one
+    with pytest.raises(ValueError, match="E402"):
+        Parser(small_model, prune_threshold=[1e-4, 1e-4, 1e-4])
+
+
+def test_parser_lowers_the_thresholds_before_giving_up(small_model, ptb_small):
+    # Almost nothing survives a threshold of 0.9999: the parser lowers it and counts it.
+    parser = Parser(small_model, prune_threshold=0.9999)
+    parse = parser.parse(ptb_small[1][1].words())
+    assert parse.fallback in ("lower_threshold", "no_pruning")
+    assert parser.fallbacks[parse.fallback] == 1
