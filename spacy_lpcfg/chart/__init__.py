@@ -6,6 +6,7 @@ cached on disk).
 """
 
 from .coarse import CoarsePosteriors, coarse_posteriors
+from .inputs import MergedMask
 from .inside_outside import AnchoredRules, ChartPosteriors, inside_outside
 from .span_cky import SpanTree, span_cky
 from .viterbi import Derivation, viterbi
@@ -15,6 +16,7 @@ __all__ = [
     "ChartPosteriors",
     "CoarsePosteriors",
     "Derivation",
+    "MergedMask",
     "SpanTree",
     "coarse_posteriors",
     "inside_outside",

@@ -21,7 +21,6 @@ Each cell has one scale exponent (powers of two) shared by its symbols; values
 may be signed. Memory: about ten (n+1, n+1, S) float64 arrays (200 MB for
 n = 50, S = 1000); bound it with the sentence length."""
 
-
 from __future__ import annotations
 
 import math

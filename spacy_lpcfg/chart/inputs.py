@@ -43,7 +43,12 @@ Mask = np.ndarray | MergedMask | None
 
 def column_members(columns: np.ndarray, n_columns: int) -> tuple[np.ndarray, np.ndarray]:
     """(offsets int64[K+1], members int32[S]): the symbols of column k are
-    ``members[offsets[k]:offsets[k + 1]]``, increasing."""
+    ``members[offsets[k]:offsets[k + 1]]``, increasing.
+
+    RAISES ValueError: a column is not in [0, n_columns)."""
+    if len(columns) and not 0 <= columns.min() <= columns.max() < n_columns:
+        detail = f"columns must map the symbols to {n_columns} mask columns"
+        raise ValueError(Errors.E118.format(detail=detail))
     members = np.argsort(columns, kind="stable").astype(np.int32)
     offsets = np.zeros(n_columns + 1, dtype=np.int64)
     np.cumsum(np.bincount(columns, minlength=n_columns), out=offsets[1:])
@@ -55,6 +60,7 @@ class ChartIndex:
     """Structures of a grammar the chart kernels read, built once per grammar.
 
     binary_parents (np.ndarray): int32[k], the symbols that have binary rules, increasing.
+    has_binary (np.ndarray): bool[S], the same as a mask.
     left_only (np.ndarray): bool[S], the symbols that are only ever the left child of
         a binary rule (never a right or unary child, nor the root): the intermediate
         symbols of a binarisation that puts them on the left and names their right
@@ -64,6 +70,7 @@ class ChartIndex:
     """
 
     binary_parents: np.ndarray
+    has_binary: np.ndarray
     left_only: np.ndarray
     sibling_offsets: np.ndarray
     siblings: np.ndarray
@@ -101,10 +108,10 @@ def chart_index(grammar: LPCFG) -> ChartIndex:
     pairs = np.unique(rules[:, 1:].astype(np.int64), axis=0)  # (left, right), sorted
     offsets = np.zeros(n_symbols + 1, dtype=np.int64)
     np.cumsum(np.bincount(pairs[:, 0], minlength=n_symbols), out=offsets[1:])
+    has_binary = np.diff(grammar.binary_parent_offsets) > 0
     return ChartIndex(
-        binary_parents=np.flatnonzero(np.diff(grammar.binary_parent_offsets) > 0).astype(
-            np.int32
-        ),
+        binary_parents=np.flatnonzero(has_binary).astype(np.int32),
+        has_binary=has_binary,
         left_only=left_only,
         sibling_offsets=offsets,
         siblings=pairs[:, 1].astype(np.int32),
@@ -139,12 +146,13 @@ def mask_arrays(mask: Mask, n_words: int, n_symbols: int) -> tuple:
     if isinstance(mask, MergedMask):
         array, columns = np.asarray(mask.mask), np.asarray(mask.columns, dtype=np.int32)
         n_columns = array.shape[-1] if array.ndim == 3 else 0
-        if columns.shape != (n_symbols,) or columns.min(initial=0) < 0 or (
-            columns.max(initial=-1) >= n_columns
-        ):
-            detail = f"columns must map {n_symbols} symbols to the mask's {n_columns} columns"
+        if columns.shape != (n_symbols,):
+            detail = f"columns must map {n_symbols} symbols to the mask's columns"
             raise ValueError(Errors.E118.format(detail=detail))
         members = mask.members
+        if members is not None and len(members[0]) - 1 > n_columns:
+            detail = f"the columns index has more than the mask's {n_columns} columns"
+            raise ValueError(Errors.E118.format(detail=detail))
     else:
         array = np.asarray(mask)
         n_columns = n_symbols

@@ -1,5 +1,6 @@
 """Inside-outside over a (pruned) chart for latent-state grammars: Z, marginals and
-anchored rule posteriors, the inputs of every sum-based decoder."""
+anchored rule posteriors, the inputs of every sum-based decoder. One-state grammars
+(MLE grammars, pruning levels) run on their own kernels (one_state_kernels)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ class ChartPosteriors:
     log_abs_z (float): log |Z|; -inf when there is no parse.
     z_sign (float): sign of Z: 1.0 or -1.0, and 0.0 when there is no parse.
     item_symbols, item_starts, item_ends (np.ndarray): int32[N], the chart items
-        (symbol, half-open span) that some derivation of their span reaches.
+        (symbol, half-open span) that some derivation of their span reaches (the
+        one-state kernels leave out intermediate items with no right sibling, which
+        no parse can use).
     marginals (np.ndarray): float64[N], mu(a, i, j) = sum_h outside * inside / Z per item.
     binary (AnchoredRules): posteriors of (a -> b c, i, k, j), with splits.
     unary (AnchoredRules): posteriors of (a -> b, i, j), root rules TOP -> X included.
@@ -124,6 +127,13 @@ def _one_state_chart(grammar, n, lex, masks, rule_posteriors) -> ChartPosteriors
     positions, tags, offsets, values = lex
     has_mask, mask, columns, column_offsets, column_members = masks
     index = chart_index(grammar)
+    # Only symbols with binary rules are parents of binary rules.
+    column_members = column_members[index.has_binary[column_members]]
+    column_offsets = np.zeros_like(column_offsets)
+    np.cumsum(
+        np.bincount(columns[column_members], minlength=len(column_offsets) - 1),
+        out=column_offsets[1:],
+    )
     table_type = np.zeros(0, np.uint16 if grammar.n_symbols < 65535 else np.int32)
     (table, cell_first, cell_count, symbols, starts, ends, exponents, values,
      edges) = one_state_inside(

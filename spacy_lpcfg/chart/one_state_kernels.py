@@ -1,9 +1,9 @@
 """Numba kernels: inside and outside of a one-state grammar over a pruned chart.
 
 The chart of ``latent_kernels`` (items created cell by cell when something
-derives them, ``table[i, j, a]``, a mantissa and an int64 exponent per item),
-specialised to one latent state, which the pruning levels and MLE grammars
-have. What makes it several times faster than the latent kernels with m = 1:
+derives them, a mantissa and an int64 exponent per item), specialised to one
+latent state, which the pruning levels and MLE grammars have. What makes it
+several times faster than the latent kernels with m = 1:
 
 * sums are kept as (mantissa, exponent) pairs with the exponent of their
   largest term so far (``_add``), and an item is normalised once, when it is
@@ -12,12 +12,18 @@ have. What makes it several times faster than the latent kernels with m = 1:
   of b and c (the Berkeley parser's narrow/wide bounds): the ends of the b
   items starting at i and the starts of the c items ending at j, so rules
   whose children do not meet are skipped in O(1);
+* cells are visited by decreasing start, so all the cells starting at j are
+  complete when one ending at j is built: an intermediate symbol whose right
+  sibling (named in its label) does not start there cannot be in a parse,
+  and is not built. With Markov context that is most of them;
 * the inside pass records the binary hyperedges it used (rule, parent, left
   and right item), and the outside pass walks them backwards instead of
   searching the rules and splits again;
+* the item table holds numbers within the cell (uint16), to keep it small;
 * arrays grow only between cells, in the outer loops: numba reference-counts
   an array variable reassigned inside a loop on every iteration, which made
-  the inner loops ten times slower.
+  the inner loops ten times slower; and data-dependent branches are avoided
+  where a short loop can run to its end.
 
 The mask is given over merged symbols: item (a, i, j) is allowed when
 ``mask[i, j, columns[a]]`` (``inputs.MergedMask``), so a pruning level's kept
@@ -32,7 +38,17 @@ import numpy as np
 from numba import njit
 
 EMPTY = -(1 << 40)  # exponent of a zero value (as in latent_kernels)
-MIN_SHIFT = -1100  # 2.0**MIN_SHIFT underflows to zero in float64
+
+
+# _POW2[k + 1075] = 2.0**k for k in [-1074, 0], and 0 below: a table lookup is cheaper
+# than ldexp in the inner loops.
+_POW2 = np.array([0.0] + [2.0**k for k in range(-1074, 1)])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pow2(shift):
+    """2.0**shift for shift <= 0 (0 below the float64 range)."""
+    return _POW2[max(shift, -1075) + 1075]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -44,10 +60,8 @@ def _add(total, exponent, value, value_exponent):
     if exponent == EMPTY:
         return value, value_exponent
     if value_exponent > exponent:
-        shift = exponent - value_exponent
-        return (total * math.ldexp(1.0, shift) if shift > MIN_SHIFT else 0.0) + value, value_exponent
-    shift = value_exponent - exponent
-    return total + (value * math.ldexp(1.0, shift) if shift > MIN_SHIFT else 0.0), exponent
+        return total * _pow2(exponent - value_exponent) + value, value_exponent
+    return total + value * _pow2(value_exponent - exponent), exponent
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -61,8 +75,9 @@ def _normalised(value, exponent):
 
 @njit(cache=True, nogil=True, inline="always")
 def _times_pow2(value, exponent):
-    if exponent < MIN_SHIFT:
-        return 0.0
+    """value * 2**exponent (posteriors: the exponent is rarely positive)."""
+    if exponent <= 0:
+        return value * _pow2(exponent)
     return math.ldexp(value, min(exponent, 2000))
 
 
@@ -87,11 +102,12 @@ def one_state_inside(
     left_only, sibling_offsets, siblings, table_type,
 ):  # fmt: skip
     """Inside pass, cells by decreasing start, then increasing end. Rules are one
-    weight each (``binary_weights[r]``); column_members lists the symbols of each mask
-    column (CSR column_offsets); mask_words is the mask viewed as uint64 (its last axis
-    padded to a multiple of 8), to skip 8 columns at a time; left_only and the right
-    siblings (CSR sibling_offsets) come from inputs.chart_index; table_type (an empty
-    array) gives the table's dtype, uint16 unless a cell can hold 65535 items or more.
+    weight each (``binary_weights[r]``); column_members lists the symbols with binary
+    rules of each mask column (CSR column_offsets); mask_words is the mask viewed as
+    uint64 (its last axis padded to a multiple of 8), to skip 8 columns at a time;
+    left_only and the right siblings (CSR sibling_offsets) come from
+    inputs.chart_index; table_type (an empty array) gives the table's dtype, uint16
+    unless a cell can hold 65535 items or more.
 
     RETURNS (table (n+1, n+1, S), cell_first int64 (n+1, n+1), cell_count int64
         (n+1, n+1), item_symbols int32[N], item_starts int32[N], item_ends int32[N],
@@ -125,9 +141,6 @@ def one_state_inside(
     cell_live = np.zeros(n_symbols, np.bool_)
     touched = np.empty(n_symbols, np.int32)
     parents = np.empty(n_symbols, np.int32)
-    has_binary = np.zeros(n_symbols, np.bool_)
-    for a in binary_parents:
-        has_binary[a] = True
     lex_first = np.searchsorted(lex_positions, np.arange(n + 1))
     # By decreasing start: every cell starting at j is complete when a cell ending at
     # j is built, so a left-only symbol with no right sibling there is skipped.
@@ -137,9 +150,8 @@ def one_state_inside(
             n_parents = 0
             if width > 1:
                 n_parents = _allowed_parents(
-                    i, j, n, binary_parents, has_binary, has_mask, mask, mask_words,
-                    column_offsets, column_members, left_only, sibling_offsets, siblings,
-                    extents, parents,
+                    i, j, n, binary_parents, has_mask, mask, mask_words, column_offsets,
+                    column_members, left_only, sibling_offsets, siblings, extents, parents,
                 )  # fmt: skip
             most_edges = 0
             for p in range(n_parents):
@@ -202,20 +214,21 @@ def _has_context(a, j, n, left_only, sibling_offsets, siblings, extents):
     right sibling) needs an item of one of its right siblings starting at j."""
     if not left_only[a]:
         return True
-    if j == n:
-        return False
-    for s in range(sibling_offsets[a], sibling_offsets[a + 1]):
-        if extents[1, j, siblings[s]] >= 0:
-            return True
-    return False
+    found = False
+    if j < n:
+        # No early exit: the loop is short, and a data-dependent branch mispredicts.
+        for s in range(sibling_offsets[a], sibling_offsets[a + 1]):
+            found = found or extents[1, j, siblings[s]] >= 0
+    return found
 
 
 @njit(cache=True, nogil=True)
-def _allowed_parents(i, j, n, binary_parents, has_binary, has_mask, mask, mask_words,
-                     column_offsets, column_members, left_only, sibling_offsets, siblings,
-                     extents, parents):  # fmt: skip
-    """Fill parents with the symbols that have binary rules, are allowed over (i, j)
-    (read off the mask's columns) and have their context; RETURNS how many."""
+def _allowed_parents(i, j, n, binary_parents, has_mask, mask, mask_words, column_offsets,
+                     column_members, left_only, sibling_offsets, siblings, extents,
+                     parents):  # fmt: skip
+    """Fill parents with the symbols that have binary rules (column_members lists only
+    those), are allowed over (i, j) (read off the mask's columns) and have their
+    context; RETURNS how many."""
     n_parents = 0
     if not has_mask:
         for a in binary_parents:
@@ -231,9 +244,7 @@ def _allowed_parents(i, j, n, binary_parents, has_binary, has_mask, mask, mask_w
             if mask[i, j, column]:
                 for m in range(column_offsets[column], column_offsets[column + 1]):
                     a = column_members[m]
-                    if has_binary[a] and _has_context(
-                        a, j, n, left_only, sibling_offsets, siblings, extents
-                    ):
+                    if _has_context(a, j, n, left_only, sibling_offsets, siblings, extents):
                         parents[n_parents] = a
                         n_parents += 1
     return n_parents

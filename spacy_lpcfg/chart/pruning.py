@@ -1,14 +1,14 @@
 """Hierarchical coarse-to-fine pruning (Charniak et al. 2006; Petrov & Klein 2007).
 
 A sentence is first parsed densely (every chart item) with the coarsest
-grammar, of a few hundred symbols. Items whose posterior is at most the
+grammar, of a hundred symbols or so. Items whose posterior is at most the
 threshold are pruned, and each finer level is parsed only over the items whose
-image at the level above survived. The levels, coarsest first:
+image at the level above survived (a ``MergedMask`` over the coarser level's
+symbols, never expanded). The levels, coarsest first:
 
 1. merged grammars (``grammar.projection``): each is the one-state grammar
-   with symbols merged by name, e.g. ``trees.transforms.coarse_label`` with
-   everything stripped (X-bar), then with annotations and function tags kept
-   but no Markov context;
+   with symbols merged by name (``decode.parser.level_label``: X-bar labels,
+   then X-bar labels with Markov context, by default);
 2. the one-state grammar over the final grammar's symbols; when the final
    grammar has one state this level *is* the final pass, left to the caller;
 3. the final (latent) grammar, run by the caller over the returned mask.
@@ -89,9 +89,7 @@ class PruningCascade:
         ]
         self._columns = [
             (columns, column_members(columns, level.grammar.n_symbols))
-            for columns, level in zip(
-                self.refine + [self.levels[-1].coarse_of], self.levels
-            )
+            for columns, level in zip(self.refine + [self.levels[-1].coarse_of], self.levels)
         ]
         identity = np.arange(grammar.n_symbols, dtype=np.int32)
         self._identity = (identity, column_members(identity, grammar.n_symbols))
@@ -137,19 +135,19 @@ class PruningCascade:
         if not dense.has_parse:
             return PruningResult(None, (0,))
         mask = _keep(dense.posteriors, thresholds[0])
-        kept = [int(mask.sum())]
+        kept = [np.count_nonzero(mask)]
         for level, (columns, members), threshold in zip(
             self.levels[1:], self._columns, thresholds[1:]
         ):
             allowed = MergedMask(mask, columns, members)
-            mask = _refine(level.grammar, level.lexical(lexical), allowed, threshold)
-            kept.append(0 if mask is None else int(mask.sum()))
+            mask, count = _refine(level.grammar, level.lexical(lexical), allowed, threshold)
+            kept.append(count)
             if mask is None:
                 return PruningResult(None, tuple(kept))
         final: Mask = MergedMask(mask, *self._columns[-1])
         if not self.one_state:
-            mask = _refine(self.coarse, lexical, final, thresholds[-1])
-            kept.append(0 if mask is None else int(mask.sum()))
+            mask, count = _refine(self.coarse, lexical, final, thresholds[-1])
+            kept.append(count)
             final = None if mask is None else MergedMask(mask, *self._identity)
         return PruningResult(final, tuple(kept))
 
@@ -159,16 +157,17 @@ def _keep(posteriors: np.ndarray, threshold: float) -> np.ndarray:
 
 
 def _refine(grammar: LPCFG, lexical: LexicalScores, allowed: Mask, threshold: float):
-    """bool (n+1, n+1, S): the allowed items whose posterior under ``grammar`` is kept."""
+    """(bool (n+1, n+1, S') or None, count): the allowed items whose posterior under
+    ``grammar`` is kept, None when nothing parses."""
     chart = inside_outside(grammar, lexical, allowed, rule_posteriors=False)
     if not chart.has_parse:
-        return None
+        return None, 0
     keep = _keep(chart.marginals, threshold)
     n = lexical.n_words
     # Columns padded to a multiple of 8, as the kernels read them (inputs.mask_arrays).
     mask = np.zeros((n + 1, n + 1, -(-grammar.n_symbols // 8) * 8), dtype=bool)
     mask[chart.item_starts[keep], chart.item_ends[keep], chart.item_symbols[keep]] = True
-    return mask
+    return mask, np.count_nonzero(keep)
 
 
 def _parent_map(coarser: np.ndarray, finer: np.ndarray, n_finer: int) -> np.ndarray:

@@ -48,7 +48,9 @@ def rule_cky(grammar: LPCFG, scores: AnchoredScores, decoder: str) -> ParseResul
         )  # fmt: skip
     # Cells by (decreasing start, increasing end); within a cell, unary rules by the
     # topological rank of their parent, so chains are relaxed bottom up.
-    binary_order = _cell_order((n - scores.binary_starts).astype(np.int64) * span + scores.binary_ends)
+    binary_order = _cell_order(
+        (n - scores.binary_starts).astype(np.int64) * span + scores.binary_ends
+    )
     rank = _unary_rank(grammar)
     unary_cell = (n - scores.unary_starts).astype(np.int64) * span + scores.unary_ends
     unary_order = _cell_order(unary_cell * grammar.n_symbols + rank[unary_rows[:, 0]])

@@ -17,6 +17,10 @@ applies ``Omega`` as ``Phi^T (Psi x) / N_a``, whose cost is linear in the
 nodes. It works on ``rank + oversample`` vectors at once (sparse times dense
 blocks, not ARPACK's one matrix-vector product per Lanczos step) and its
 ``power_iterations`` QR steps keep it stable when singular values are close.
+Accuracy matters here: with ``rank + 10`` vectors and 5 iterations the top 16
+singular vectors of frequent PTB symbols (NN, VP^S, NP^PP) were up to 16
+degrees off the exact ones, and clustering F1 moved by up to a point; twice the
+rank and 7 iterations bring them within 2 degrees.
 Symbols small enough that a dense SVD of ``Omega`` costs at most
 ``DENSE_SVD_COST`` (``d * d' * min(d, d')``) use LAPACK's exact SVD instead.
 On the PTB sample (1,894 symbols, rank 32) this mix takes 2 s against 51 s for
@@ -187,8 +191,8 @@ def fit_projections(
     max_rank: np.ndarray,
     *,
     kappa: float = 5.0,
-    oversample: int = 10,
-    power_iterations: int = 5,
+    oversample: int | None = None,
+    power_iterations: int = 7,
     keep_factors: bool = False,
     random_state: np.random.Generator,
 ) -> Projections:
@@ -199,7 +203,9 @@ def fit_projections(
     max_rank (np.ndarray): int[n_symbols], the rank to compute per symbol (capped
         by the symbol's feature dimensions and node count).
     kappa (float): the feature-scaling pseudo-count.
-    oversample, power_iterations (int): randomized SVD settings.
+    oversample (int | None): extra vectors of the randomized SVD; None: as many as the
+        rank (at least 10).
+    power_iterations (int): subspace iterations of the randomized SVD.
     keep_factors (bool): keep the scaled features and projection matrices (memory:
         about the size of the features plus the symbols' feature counts times ranks).
     random_state (np.random.Generator): for the randomized SVD.
@@ -283,7 +289,7 @@ def truncated_svd(
     phi: sparse.csr_matrix,
     psi: sparse.csr_matrix,
     rank: int,
-    oversample: int,
+    oversample: int | None,
     power_iterations: int,
     random_state: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -311,7 +317,8 @@ def truncated_svd(
 def _randomized_svd(phi, psi, rank, oversample, power_iterations, random_state):
     """Randomized subspace iteration on Omega = phi^T psi / N, never forming Omega."""
     n = phi.shape[0]
-    size = min(rank + oversample, phi.shape[1], psi.shape[1])
+    extra = max(10, rank) if oversample is None else oversample
+    size = min(rank + extra, phi.shape[1], psi.shape[1])
     phi_t = phi.T.tocsr()
     psi_t = psi.T.tocsr()
 

@@ -84,10 +84,6 @@ class SymbolMerge:
             values=values[present],
         )
 
-    def expand_mask(self, coarse_mask: np.ndarray) -> np.ndarray:
-        """bool (n+1, n+1, S_fine): a fine item is allowed when its coarse item is."""
-        return coarse_mask[:, :, self.coarse_of]
-
 
 def merge_symbols(
     grammar: LPCFG, coarse_names: Sequence[str], counts: np.ndarray | None = None

@@ -179,3 +179,46 @@ def assert_dicts_close(found: dict, expected: dict, atol: float = 1e-9) -> None:
     """Equal up to atol, a key missing on one side counting as 0."""
     for key in set(found) | set(expected):
         assert np.isclose(found.get(key, 0.0), expected.get(key, 0.0), atol=atol), key
+
+
+def with_unused_state(grammar: LPCFG) -> LPCFG:
+    """The grammar with a second, unused latent state per symbol (TOP keeps one): the
+    same distribution, computed by the latent kernels."""
+    states = np.where(np.arange(grammar.n_symbols) == grammar.root, 1, 2)
+
+    def padded(symbols, weight):
+        block = np.zeros(tuple(int(states[s]) for s in symbols))
+        block[(0,) * len(symbols)] = weight
+        return block
+
+    return LPCFG.from_rules(
+        grammar.symbols,
+        states,
+        binary={
+            tuple(r): padded(r, w)
+            for r, w in zip(grammar.binary_rules.tolist(), grammar.binary_weights)
+        },
+        unary={
+            tuple(r): padded(r, w)
+            for r, w in zip(grammar.unary_rules.tolist(), grammar.unary_weights)
+        },
+        lexical={
+            (t, w): padded([t], v)
+            for (t, w), v in zip(grammar.lexical_rules.tolist(), grammar.lexical_weights)
+        },
+        words=grammar.words,
+    )
+
+
+def with_unused_state_lexical(lexical: LexicalScores, latent: LPCFG) -> LexicalScores:
+    """One-state lexical scores padded with a zero for the unused state."""
+    sizes = latent.n_states[lexical.tags]
+    values = np.zeros(int(sizes.sum()))
+    values[np.concatenate([[0], np.cumsum(sizes)[:-1]])] = lexical.values
+    return LexicalScores(
+        lexical.n_words,
+        lexical.positions,
+        lexical.tags,
+        np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        values,
+    )

@@ -5,34 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from brute_force import assert_dicts_close, chart_dicts, random_grammar, sentence
+from brute_force import (
+    assert_dicts_close,
+    chart_dicts,
+    random_grammar,
+    sentence,
+    with_unused_state,
+    with_unused_state_lexical,
+)
 
 from spacy_lpcfg.chart import inside_outside
 from spacy_lpcfg.chart.inputs import MergedMask, chart_index
 from spacy_lpcfg.grammar import LPCFG, LexicalScores, SymbolTable
-
-
-def _two_states(grammar: LPCFG) -> LPCFG:
-    """The grammar with a second, unused latent state per symbol (TOP keeps one): the
-    same distribution, computed by the latent kernels."""
-    states = np.where(np.arange(grammar.n_symbols) == grammar.root, 1, 2)
-
-    def padded(symbols, weight):
-        block = np.zeros(tuple(int(states[s]) for s in symbols))
-        block[(0,) * len(symbols)] = weight
-        return block
-
-    return LPCFG.from_rules(
-        grammar.symbols,
-        states,
-        binary={tuple(r): padded(r, w) for r, w in zip(grammar.binary_rules.tolist(), grammar.binary_weights)},
-        unary={tuple(r): padded(r, w) for r, w in zip(grammar.unary_rules.tolist(), grammar.unary_weights)},
-        lexical={
-            (t, w): padded([t], v)
-            for (t, w), v in zip(grammar.lexical_rules.tolist(), grammar.lexical_weights)
-        },
-        words=grammar.words,
-    )
 
 
 def _nonzero(items: dict) -> dict:
@@ -44,8 +28,8 @@ def _nonzero(items: dict) -> dict:
 def test_one_state_kernels_equal_latent_kernels(seed, masked):
     grammar = random_grammar(seed, max_states=1, signed=seed % 2 == 0, density=0.4)
     lexical = sentence(grammar, 9, seed)
-    latent = _two_states(grammar)
-    latent_lexical = _padded_lexical(lexical, latent)
+    latent = with_unused_state(grammar)
+    latent_lexical = with_unused_state_lexical(lexical, latent)
     mask = None
     if masked:
         mask = np.random.default_rng(seed).random((10, 10, grammar.n_symbols)) < 0.8
@@ -63,19 +47,6 @@ def test_one_state_kernels_equal_latent_kernels(seed, masked):
     assert_dicts_close(_nonzero(one_rules), _nonzero(two_rules))
 
 
-def _padded_lexical(lexical: LexicalScores, latent: LPCFG) -> LexicalScores:
-    sizes = latent.n_states[lexical.tags]
-    values = np.zeros(int(sizes.sum()))
-    values[np.concatenate([[0], np.cumsum(sizes)[:-1]])] = lexical.values
-    return LexicalScores(
-        lexical.n_words,
-        lexical.positions,
-        lexical.tags,
-        np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-        values,
-    )
-
-
 @pytest.mark.parametrize("max_states", [1, 3])
 def test_merged_mask_equals_its_dense_mask(max_states):
     grammar = random_grammar(5, max_states=max_states, signed=False, density=0.5)
@@ -86,7 +57,9 @@ def test_merged_mask_equals_its_dense_mask(max_states):
     a = inside_outside(grammar, lexical, merged)
     b = inside_outside(grammar, lexical, merged.dense())
     assert a.log_abs_z == b.log_abs_z
-    assert np.array_equal(a.dense_marginals(grammar.n_symbols), b.dense_marginals(grammar.n_symbols))
+    assert np.array_equal(
+        a.dense_marginals(grammar.n_symbols), b.dense_marginals(grammar.n_symbols)
+    )
 
 
 def _left_only_grammar() -> LPCFG:

@@ -58,3 +58,22 @@ def test_parser_lowers_the_thresholds_before_giving_up(small_model, ptb_small):
     parse = parser.parse(ptb_small[1][1].words())
     assert parse.fallback in ("lower_threshold", "no_pruning")
     assert parser.fallbacks[parse.fallback] == 1
+
+
+def test_latent_parser_with_an_unused_state_parses_like_the_one_state_parser(
+    small_model, ptb_small
+):
+    # Two states per symbol, the second never used: the same distribution, parsed by
+    # the latent kernels over the mask of the grammar's one-state projection.
+    from chart.brute_force import with_unused_state
+
+    from spacy_lpcfg.grammar import ParsingModel
+
+    latent = ParsingModel(
+        with_unused_state(small_model.grammar), small_model.lexicon, small_model.transform
+    )
+    one_state, two_states = Parser(small_model), Parser(latent)
+    assert not two_states.cascade.one_state
+    for tree in ptb_small[1][:5]:
+        words = tree.words()
+        assert two_states.parse(words).tree == one_state.parse(words).tree

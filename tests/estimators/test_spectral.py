@@ -16,7 +16,7 @@ from spacy_lpcfg.estimators import (
     check_is_fitted,
     clone,
 )
-from spacy_lpcfg.estimators.spectral import COARSE_GRAMMAR
+from spacy_lpcfg.estimators.latent import COARSE_GRAMMAR
 from spacy_lpcfg.trees.transforms import TransformSpec
 
 IDENTITY = TransformSpec(v_markov=1)  # the synthetic trees are binary already
