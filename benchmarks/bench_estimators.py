@@ -120,9 +120,8 @@ def evaluate(model, gold, decoder: str) -> dict:
     from spacy_lpcfg.decode import Parser
     from spacy_lpcfg.evaluation import score_trees
 
-    ensemble = model.training.get("ensemble")
-    parser = Parser(model, decoder="max_rule" if ensemble is not None else decoder)
-    parse = _ensemble_parser(model, parser, decoder) if ensemble is not None else parser.parse
+    parser = Parser(model, decoder=decoder)
+    parse = parser.parse
     parse(gold[0].words())  # compile the kernels before the clock starts
     parser.fallbacks.clear()
     start = time.perf_counter()
@@ -135,33 +134,6 @@ def evaluate(model, gold, decoder: str) -> dict:
         "sentences_per_second": len(gold) / seconds,
         "fallbacks": sum(parser.fallbacks.values()),
     }
-
-
-def _ensemble_parser(model, parser, decoder: str):
-    """parse(words) -> Parse decoding the model's grammar and its ensemble members jointly,
-    pruned once per sentence (with the Parser's lower-threshold and no-pruning retries);
-    the single-grammar parser is the last resort."""
-    from spacy_lpcfg.decode import Parse, product_mbr_parse, product_parse
-
-    grammars = [model.grammar] + [model.extra_grammars[i] for i in model.training["ensemble"]]
-    decode = {"product": product_parse, "product_mbr": product_mbr_parse}[decoder]
-
-    def parse(words):
-        coarse_lexical = model.lexicon.lexical_scores(parser.cascade.coarse, words)
-        lexicals = [model.lexicon.lexical_scores(grammar, words) for grammar in grammars]
-        for scale, fallback in ((1.0, None), (1e-3, "lower_threshold"), (0.0, "no_pruning")):
-            pruned = parser.cascade.prune(coarse_lexical, scale=scale)
-            if pruned.mask is None:
-                continue
-            result = decode(grammars, lexicals, [pruned.mask] * len(grammars))
-            if result.has_parse:
-                if fallback:
-                    parser.fallbacks[fallback] += 1
-                return Parse(parser.pipeline.invert(result.to_tree(words)), fallback)
-        parser.fallbacks["ensemble"] += 1
-        return parser.parse(words)
-
-    return parse
 
 
 def sweep(limit: int) -> tuple[str, list[dict]]:

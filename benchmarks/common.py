@@ -80,9 +80,13 @@ def write_section(name: str, body: str) -> None:
     """Replace (or append) the BENCHMARKS.md section ``name`` with ``body``."""
     header = f"_Measured {date.today().isoformat()} on {machine()}; commit {commit()}._\n\n"
     block = f"<!-- bench:{name} -->\n{header}{body.rstrip()}\n<!-- /bench:{name} -->"
-    text = BENCHMARKS_MD.read_text(encoding="utf-8") if BENCHMARKS_MD.exists() else (
-        "# Benchmarks\n\nFigures written by the scripts in `benchmarks/` "
-        "(`python benchmarks/<script>.py`); each script rewrites its own section.\n"
+    text = (
+        BENCHMARKS_MD.read_text(encoding="utf-8")
+        if BENCHMARKS_MD.exists()
+        else (
+            "# Benchmarks\n\nFigures written by the scripts in `benchmarks/` "
+            "(`python benchmarks/<script>.py`); each script rewrites its own section.\n"
+        )
     )
     pattern = re.compile(
         rf"<!-- bench:{re.escape(name)} -->.*?<!-- /bench:{re.escape(name)} -->", re.S

@@ -285,7 +285,12 @@ def train(
 
 
 PARSER_OPTIONS = {
-    "decoder": typer.Option("max_rule", "--decoder", help="max_rule, variational, viterbi or mbr."),
+    "decoder": typer.Option(
+        "auto",
+        "--decoder",
+        help="max_rule, variational, viterbi, mbr, product or product_mbr (ensembles); "
+        "auto: product_mbr for an ensemble, mbr for a spectral model, else max_rule.",
+    ),
     "threshold": typer.Option(1e-4, "--prune-threshold", help="Posterior threshold of pruning."),
     "max_length": typer.Option(150, "--max-length", help="Longer sentences get a flat tree."),
 }
@@ -411,7 +416,7 @@ def test_command(
         sentences_per_second=round(len(gold) / seconds, 2),
         fallbacks=sum(parser.fallbacks.values()),
         fallback_reasons=dict(parser.fallbacks),
-        decoder=decoder,
+        decoder=parser.decoder,
     )
     if as_json:
         _print_json(scores)
@@ -422,6 +427,52 @@ def test_command(
         f"fallbacks: {dict(parser.fallbacks) or 0}",
         err=True,
     )
+
+
+plot_app = typer.Typer(
+    help="Draw figures of trained models (needs matplotlib, the package's 'plot' extra).",
+    no_args_is_help=True,
+)
+app.add_typer(plot_app, name="plot")
+
+
+@plot_app.command("spectrum")
+def plot_spectrum(
+    model_dir: Path = typer.Argument(
+        ..., exists=True, file_okay=False, help="A spectral or clustering model."
+    ),
+    output: Path | None = typer.Option(
+        None, "--output", help="PNG file to write (default: MODEL_DIR/spectrum.png)."
+    ),
+    symbols: str = typer.Option(
+        "12", "--symbols", help="How many symbols (most training nodes first), or names, a,b,c."
+    ),
+    normalise: bool = typer.Option(
+        True, "--normalise/--no-normalise", help="Divide each symbol's values by its largest."
+    ),
+) -> None:
+    """Plot the singular values of each symbol's SVD (log scale) to a PNG file.
+
+    One line per symbol: where its values fall off, more latent states stop helping.
+    """
+    from .errors import GrammarError
+    from .grammar.model import read_spectrum
+    from .plots import plot_spectrum as draw_spectrum
+
+    chosen = int(symbols) if symbols.strip().isdigit() else [s for s in symbols.split(",") if s]
+    try:
+        spectrum = read_spectrum(model_dir)
+        if spectrum is None:
+            _fail(
+                f"{model_dir} has no singular-value spectrum (spectrum.npz): only models of "
+                "the latent estimators (--estimator spectral or clustering) have one"
+            )
+        written = draw_spectrum(
+            spectrum, output or model_dir / "spectrum.png", symbols=chosen, normalise=normalise
+        )
+    except (GrammarError, ImportError, ValueError) as err:
+        _fail(str(err))
+    typer.echo(f"spectrum of {len(spectrum)} symbols -> {written}", err=True)
 
 
 def main() -> None:

@@ -142,7 +142,7 @@ class Errors(metaclass=_CodedMessages):
         "No training trees for '{name}': no reference doc has constituents in "
         "doc.spans['{key}'] (with POS tags in token.tag_). Train from .spacy files written by "
         "'spacy-lpcfg convert', or, for 'spacy assemble', name a treebank with "
-        "[initialize.components.{name}] treebank = \"ptb_sample\" (a corpus or a treebank file)."
+        '[initialize.components.{name}] treebank = "ptb_sample" (a corpus or a treebank file).'
     )
     E504 = "Constituents {first} and {second} in doc.spans['{key}'] cross each other: not a tree."
     E505 = (

@@ -191,3 +191,78 @@ def test_cli_spectral_model_prunes_with_its_treebank_grammar(tmp_path, data_dir)
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["bracketing_fscore"] > 60
+
+
+def test_cli_noisy_ensemble_decodes_its_members_jointly(tmp_path, data_dir):
+    model_dir = tmp_path / "ensemble"
+    trained = _invoke(
+        "train", "ptb_sample", model_dir, "--estimator", "clustering", "--n-states", "2",
+        "--n-models", "2", "--noise", "gaussian", "--data-dir", data_dir,
+    )  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    scores = {}
+    for decoder in ("auto", "product"):
+        result = _invoke(
+            "test", model_dir, "ptb_sample", "--split", "dev", "--limit", "10",
+            "--decoder", decoder, "--data-dir", data_dir, "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        scores[decoder] = json.loads(result.stdout)
+    assert scores["auto"]["decoder"] == "product_mbr"
+    assert scores["product"]["decoder"] == "product"
+    assert min(s["bracketing_fscore"] for s in scores.values()) > 60
+
+
+# plot ---------------------------------------------------------------------------------
+
+SMALL_TREEBANK = [
+    "(TOP (S (NP (DT the) (NN dog)) (VP (VBZ runs)) (. .)))",
+    "(TOP (S (NP (DT the) (NN cat)) (VP (VBZ sleeps) (NP (NN food))) (. .)))",
+    "(TOP (S (NP (NNS dogs)) (VP (VBP eat) (NP (DT the) (NN food))) (. .)))",
+    "(TOP (S (NP (DT a) (JJ big) (NN dog)) (VP (VBD ran)) (. .)))",
+]
+
+
+def _small_model_dir(path: Path, estimator: str) -> Path:
+    from spacy_lpcfg.estimators import MLEEstimator, SpectralEstimator
+
+    trees = [Tree.from_string(text) for text in SMALL_TREEBANK]
+    settings = {"open_class_threshold": 1}
+    if estimator == "spectral":
+        fitted = SpectralEstimator(n_states=2, min_count_per_state=1, **settings).fit(trees)
+    else:
+        fitted = MLEEstimator(**settings).fit(trees)
+    fitted.model_.to_disk(path)
+    return path
+
+
+def test_cli_plot_spectrum_writes_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    model_dir = _small_model_dir(tmp_path / "spectral", "spectral")
+    result = _invoke("plot", "spectrum", model_dir)
+    assert result.exit_code == 0, result.output
+    png = model_dir / "spectrum.png"
+    assert png.read_bytes().startswith(b"\x89PNG") and result.stdout == ""
+    chosen = tmp_path / "out" / "np.png"
+    result = _invoke(
+        "plot", "spectrum", model_dir, "--output", chosen, "--symbols", "NP^S,NN",
+        "--no-normalise",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert chosen.stat().st_size > 0
+    assert _invoke("plot", "spectrum", model_dir, "--symbols", "3").exit_code == 0
+
+
+def test_cli_plot_spectrum_errors(tmp_path):
+    model_dir = _small_model_dir(tmp_path / "mle", "mle")
+    result = _invoke("plot", "spectrum", model_dir)
+    assert result.exit_code == 1 and "no singular-value spectrum" in result.stderr
+    assert not (model_dir / "spectrum.png").exists()
+    spectral = _small_model_dir(tmp_path / "spectral", "spectral")
+    unknown = _invoke("plot", "spectrum", spectral, "--symbols", "NP^S,XX")
+    assert unknown.exit_code == 1 and "XX" in unknown.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "cfg.json").write_text("{not json")
+    corrupt = _invoke("plot", "spectrum", broken)
+    assert corrupt.exit_code == 1 and "cfg.json" in corrupt.stderr

@@ -66,7 +66,9 @@ def test_package_layering(package):
         pytest.skip(f"{package} not written yet")
     for path in folder.rglob("*.py"):
         used = _imported_subpackages(path) - TOP_LEVEL - {package}
-        assert used <= ALLOWED[package], f"{path.relative_to(PACKAGE)} imports {used - ALLOWED[package]}"
+        assert used <= ALLOWED[package], (
+            f"{path.relative_to(PACKAGE)} imports {used - ALLOWED[package]}"
+        )
 
 
 def test_package_only_pipeline_imports_spacy():

@@ -45,6 +45,7 @@ from ..trees.transforms import (
     is_intermediate,
 )
 from ..trees.tree import ROOT_LABEL, Tree
+from .product import product_mbr_parse, product_parse
 from .registry import DECODERS
 from .result import ParseResult
 
@@ -60,8 +61,14 @@ FALLBACKS = ("lower_threshold", "no_pruning", "flat", "too_long")
 # (X-bar, X-bar with annotations) at 1e-5: the same F1 on average, 2.5 times faster.
 DEFAULT_LEVELS = ({"chains": "bottom", "tags": "category"}, {"context": True})
 CHAINS = ("keep", "bottom")
-TAGS = ("keep", "category")
+MERGES = ("keep", "category")
 DEFAULT_THRESHOLD = 3e-4
+# Decoders of all the model's grammars at once: its main grammar and the members of
+# an ensemble (``training["ensemble"]``), pruned once per sentence.
+ENSEMBLE_DECODERS = {"product": product_parse, "product_mbr": product_mbr_parse}
+AUTO = "auto"
+ENSEMBLE = "ensemble"  # training key of an ensemble's members (estimators.noise)
+COARSE_GRAMMAR = "coarse_grammar"  # training key of the grammar to prune with
 
 
 def level_label(
@@ -72,6 +79,7 @@ def level_label(
     chains: str = "keep",
     context: bool = False,
     tags: str = "keep",
+    phrases: str = "keep",
     **options,
 ) -> str:
     """A symbol's name at a pruning level: ``trees.transforms.coarse_label`` (options:
@@ -81,24 +89,44 @@ def level_label(
         (``S::VP`` -> ``VP``, ``@S::VP|>`` -> ``@VP|>``).
     context (bool): intermediate labels keep their Markov context, its labels coarsened
         alike (``@NP-SBJ^S|>NN`` -> ``@NP|>NN``).
-    tags (str): "keep" POS tags, or merge them into their "category" (IcePaHC's case
-        suffixes go: ``N-D`` -> ``N``; no change for PTB tags).
+    tags (str): "keep" POS tags, or merge them into their "category"
+        (``LabelScheme.coarse_category``: IcePaHC ``N-D`` -> ``N``, CESS ``ncms000``
+        -> ``nc``; no change for PTB tags).
+    phrases (str): "keep" phrase categories, or merge them into their "category"
+        (CESS ``grup.nom.ms`` -> ``grup``; no change for PTB and IcePaHC labels).
     """
     coarse = coarse_label(label, scheme, preterminal=preterminal, **options)
-    for name, value, choices in (("chains", chains, CHAINS), ("tags", tags, TAGS)):
+    checks = (("chains", chains, CHAINS), ("tags", tags, MERGES), ("phrases", phrases, MERGES))
+    for name, value, choices in checks:
         if value not in choices:
             expected = "one of " + ", ".join(map(repr, choices))
             raise ValueError(Errors.E012.format(name=name, value=value, expected=expected))
+    label_scheme = get_scheme(scheme)
     if preterminal:
-        return get_scheme(scheme).category(coarse) if tags == "category" else coarse
+        if tags == "category":
+            return label_scheme.coarse_category(coarse, preterminal=True)
+        return coarse
     if chains == "bottom":
         coarse = _chain_bottom(coarse)
+    if phrases == "category":
+        coarse = _map_labels(coarse, label_scheme.coarse_category)
     if context and is_intermediate(label):
         parent = intermediate_parent(label)
         side_end = len(BIN_MARK) + len(parent) + len(RIGHT_CONTEXT)
         parts = label[side_end:].split(CONTEXT_JOIN) if label[side_end:] else []
         coarse += CONTEXT_JOIN.join(coarse_label(part, scheme) for part in parts)
     return coarse
+
+
+def _map_labels(coarse: str, function) -> str:
+    """Apply function to every label of an X-bar name: chain links, and the parent
+    of an intermediate (``@S.F.C::grup.nom|>`` -> ``@S::grup|>``)."""
+    if is_intermediate(coarse):
+        parent = intermediate_parent(coarse)
+        side = coarse[len(BIN_MARK) + len(parent) :]
+        return BIN_MARK + _map_labels(parent, function) + side
+    base, sep, annotation = coarse.partition(PARENT_SEP)
+    return UNARY_SEP.join(map(function, base.split(UNARY_SEP))) + sep + annotation
 
 
 def _chain_bottom(coarse: str) -> str:
@@ -108,6 +136,19 @@ def _chain_bottom(coarse: str) -> str:
         return BIN_MARK + _chain_bottom(parent) + side
     base, sep, annotation = coarse.partition(PARENT_SEP)
     return base.rpartition(UNARY_SEP)[2] + sep + annotation
+
+
+def default_decoder(model: ParsingModel) -> str:
+    """The decoder of ``decoder="auto"``: "product_mbr" for an ensemble, "mbr" for a
+    signed grammar (a spectral model, or any negative weight: the max-rule and Viterbi
+    objectives need non-negative ones), else "max_rule"."""
+    if model.training.get(ENSEMBLE):
+        return "product_mbr"
+    grammar = model.grammar
+    weights = (grammar.binary_weights, grammar.unary_weights, grammar.lexical_weights)
+    if model.estimator == "spectral" or any(bool((w < 0).any()) for w in weights):
+        return "mbr"
+    return "max_rule"
 
 
 @dataclass(frozen=True)
@@ -124,7 +165,9 @@ class Parser:
     """Parses tokenised sentences with a trained model.
 
     model (ParsingModel): the grammar, lexicon and transforms.
-    decoder (str): "max_rule", "variational", "viterbi" or "mbr". Defaults to "max_rule".
+    decoder (str): "max_rule", "variational", "viterbi", "mbr", "product",
+        "product_mbr" (the last two decode an ensemble's members jointly) or "auto",
+        the default: ``default_decoder(model)``.
     prune_threshold (float | Sequence[float]): posterior threshold of the pruning
         passes: one for all, or one per level (plus one for the one-state projection
         of a latent grammar). Defaults to 3e-4.
@@ -140,16 +183,17 @@ class Parser:
         self,
         model: ParsingModel,
         *,
-        decoder: str = "max_rule",
+        decoder: str = AUTO,
         prune_threshold: float | Sequence[float] = DEFAULT_THRESHOLD,
         levels: Sequence[dict] = DEFAULT_LEVELS,
         use_tags: str = "auto",
         max_length: int = 150,
     ):
-        if decoder not in DECODERS:
+        choices = (AUTO, *DECODERS, *ENSEMBLE_DECODERS)
+        if decoder not in choices:
             raise ValueError(
                 Errors.E012.format(
-                    name="decoder", value=decoder, expected="one of " + ", ".join(DECODERS)
+                    name="decoder", value=decoder, expected="one of " + ", ".join(choices)
                 )
             )
         if not isinstance(max_length, int) or max_length < 1:
@@ -157,7 +201,11 @@ class Parser:
                 Errors.E012.format(name="max_length", value=max_length, expected="an int >= 1")
             )
         self.model = model
-        self.decoder = decoder
+        self.decoder = default_decoder(model) if decoder == AUTO else decoder
+        # The grammars decoded jointly by the ensemble decoders.
+        self.members = [model.grammar] + [
+            model.extra_grammars[index] for index in model.training.get(ENSEMBLE, ())
+        ]
         self.use_tags = use_tags
         self.max_length = max_length
         self.pipeline = model.pipeline
@@ -172,7 +220,7 @@ class Parser:
         ]
         # Signed (spectral) grammars cannot be projected: their models store the
         # treebank grammar to prune with (``training["coarse_grammar"]``).
-        coarse_index = model.training.get("coarse_grammar")
+        coarse_index = model.training.get(COARSE_GRAMMAR)
         coarse = None if coarse_index is None else model.extra_grammars[coarse_index]
         self.cascade = PruningCascade(
             grammar, level_names, coarse=coarse, threshold=prune_threshold
@@ -191,6 +239,10 @@ class Parser:
         start = time.perf_counter()
         words = list(words)
         lexical = self.model.lexical_scores(words, tags, self.use_tags)
+        lexicals = [lexical] + [
+            self.model.lexicon.lexical_scores(member, words, tags, self.use_tags)
+            for member in self.members[1:]
+        ]
         coarse_lexical = (
             lexical
             if self.cascade.coarse is self.grammar
@@ -206,7 +258,7 @@ class Parser:
         first = self.cascade.first_pass(coarse_lexical)
         self.seconds["pruning"] += time.perf_counter() - start
         for scale, fallback in attempts:
-            result = self._decode(lexical, coarse_lexical, first, scale)
+            result = self._decode(lexicals, coarse_lexical, first, scale)
             if result is not None:
                 if fallback:
                     self.fallbacks[fallback] += 1
@@ -236,7 +288,7 @@ class Parser:
 
     def _decode(
         self,
-        lexical: LexicalScores,
+        lexicals: list[LexicalScores],
         coarse_lexical: LexicalScores,
         first: CoarsePosteriors,
         scale: float,
@@ -246,9 +298,14 @@ class Parser:
         self.seconds["pruning"] += time.perf_counter() - start
         if pruned.mask is None:
             return None
-        decode = DECODERS[self.decoder]
+        lexical = lexicals[0]
         start = time.perf_counter()
-        if self.decoder == "viterbi":
+        if self.decoder in ENSEMBLE_DECODERS:
+            # Each member's inside-outside happens in the decoder: counted as "decode".
+            decode = ENSEMBLE_DECODERS[self.decoder]
+            result = decode(self.members, lexicals, [pruned.mask] * len(self.members))
+        elif self.decoder == "viterbi":
+            decode = DECODERS[self.decoder]
             result = decode(self.grammar, lexical, pruned.mask)
         else:
             chart = inside_outside(
@@ -258,7 +315,7 @@ class Parser:
             if not chart.has_parse:
                 return None
             start = time.perf_counter()
-            result = decode(self.grammar, lexical, pruned.mask, posteriors=chart)
+            result = DECODERS[self.decoder](self.grammar, lexical, pruned.mask, posteriors=chart)
         self.seconds["decode"] += time.perf_counter() - start
         return result if result.has_parse else None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,18 @@ class BaseEstimator:
                 raise TypeError(f"{cls.__name__}.__init__ must not take *args or **kwargs")
             names.append(name)
         return sorted(names)
+
+    def _store_params(self, arguments: Mapping[str, Any]) -> None:
+        """Store the constructor's arguments unchanged, each under its own name.
+
+        ``__init__`` calls ``self._store_params(locals())`` first thing, so that
+        no parameter of a long signature can be forgotten or altered on the way.
+
+        arguments (Mapping[str, Any]): the locals of ``__init__``.
+        """
+        for name, value in arguments.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The hyperparameters, by name.
@@ -137,3 +150,41 @@ def check_random_state(seed: int | np.random.Generator | None) -> np.random.Gene
     if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)):
         return np.random.default_rng(seed)
     raise ValueError(Errors.E214.format(value=seed))
+
+
+def check_number(
+    estimator: BaseEstimator,
+    name: str,
+    expected: str,
+    *,
+    low: float,
+    high: float | None = None,
+    integer: bool = False,
+) -> None:
+    """Raise ValueError (naming the parameter) unless ``low <= value < high``.
+
+    estimator (BaseEstimator): the estimator whose parameter ``name`` is checked.
+    expected (str): what a valid value is, for the message.
+    low (float): the smallest valid value.
+    high (float | None): the first invalid value above it (None: no bound).
+    integer (bool): only ints are valid (else any real number; never a bool).
+    """
+    value = getattr(estimator, name)
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    valid = (
+        isinstance(value, kinds)
+        and not isinstance(value, bool)
+        # written so that NaN fails too
+        and low <= value
+        and (high is None or value < high)
+    )
+    if not valid:
+        raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
+
+
+def check_choice(estimator: BaseEstimator, name: str, choices: tuple[str, ...]) -> None:
+    """Raise ValueError (naming the parameter) unless its value is one of ``choices``."""
+    value = getattr(estimator, name)
+    if value not in choices:
+        expected = "one of " + ", ".join(choices)
+        raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))

@@ -28,20 +28,16 @@ dense blocks, and ``sparsity_`` says how much of them is zero.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from tqdm import tqdm
 
-from ..errors import Errors
 from ..grammar import LPCFG
-from ..grammar.model import ParsingModel
 from ..trees.transforms import TransformSpec
-from ..trees.tree import Tree
-from .base import check_random_state
-from .latent import COARSE_GRAMMAR, LatentEstimator, ProjectedTreebank
-from .mle import json_params
+from .base import check_choice, check_number
+from .latent import LatentEstimator, ProjectedTreebank
 from .projections import Projections
 
 INITS = ("k-means++", "random")
@@ -64,15 +60,6 @@ class RuleCells:
 class ClusteringEstimator(LatentEstimator):
     """Clustering L-PCFG (Narayan & Cohen 2015): k-means states, smoothed counts.
 
-    n_states (int | Mapping[str, int]): latent states per symbol (capped by the data).
-    transform (TransformSpec | dict | None): tree transforms. Defaults to TransformSpec()
-        (parent annotation, which every treebank supports; without it, v_markov=1,
-        clustering gained 0.7 to 1 F1 on the PTB sample dev set, see BENCHMARKS.md).
-    kappa (float): feature-scaling pseudo-count. Defaults to 5.
-    word_threshold (int): words this frequent are their own word class in features.
-    min_count_per_state (float): a symbol gets at most count / this states.
-    singular_value_threshold (float): and at most as many states as singular values
-        above this fraction of its largest.
     smoothing (float): weight of the state-less parent in each rule distribution.
     lexical_smoothing (float): weight of the tag's state-less emissions in each
         state's emissions. It also makes every state of a tag emit every word the
@@ -82,15 +69,13 @@ class ClusteringEstimator(LatentEstimator):
     init (str): k-means initialisation, "k-means++" or "random" (Narayan & Cohen's choice).
     max_iter (int): k-means iterations per run.
     random_state (int | np.random.Generator | None): seeds the SVDs and k-means.
-    The other parameters are the Lexicon's (see MLEEstimator).
+    The other parameters are LatentEstimator's.
 
-    Fitted attributes: ``grammar_``, ``coarse_grammar_`` (its projection with the
-    states' training frequencies: the parser's pruning grammar, ``extra_grammars[0]``
-    of ``model_``), ``lexicon_``, ``model_``, ``n_states_`` (dict
-    symbol -> states, symbols with more than one), ``singular_values_``,
-    ``states_`` (int64[N], the latent state of every node of ``projected_.nodes``),
-    ``cells_`` (dict "binary"/"unary" -> RuleCells), ``sparsity_`` (dict: stored and
-    non-zero weights per kind), ``projected_`` (ProjectedTreebank).
+    Fitted attributes: LatentEstimator's (the coarse grammar is the grammar's
+    projection with the states' training frequencies), and ``states_`` (int64[N],
+    the latent state of every node of ``projected_.nodes``), ``cells_`` (dict
+    "binary"/"unary" -> RuleCells), ``sparsity_`` (dict: stored and non-zero
+    weights per kind).
     """
 
     name = "clustering"
@@ -119,38 +104,7 @@ class ClusteringEstimator(LatentEstimator):
         word_smoothing: float = 0.1,
         signature_smoothing: float = 1.0,
     ):
-        self.n_states = n_states
-        self.transform = transform
-        self.kappa = kappa
-        self.word_threshold = word_threshold
-        self.min_count_per_state = min_count_per_state
-        self.singular_value_threshold = singular_value_threshold
-        self.smoothing = smoothing
-        self.lexical_smoothing = lexical_smoothing
-        self.n_init = n_init
-        self.init = init
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.rare_threshold = rare_threshold
-        self.signature = signature
-        self.language = language
-        self.suffix_length = suffix_length
-        self.open_class_threshold = open_class_threshold
-        self.smooth_threshold = smooth_threshold
-        self.word_smoothing = word_smoothing
-        self.signature_smoothing = signature_smoothing
-
-    def fit(self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None):
-        """Fit the grammar.
-
-        trees (Iterable[Tree]): training trees in treebank labels, rooted at TOP.
-        dev_trees (Iterable[Tree] | None): not used.
-        RETURNS (ClusteringEstimator): self.
-        """
-        self._check_params()
-        random_state = check_random_state(self.random_state)
-        projected = self._project(trees, random_state)
-        return self.fit_projected(projected, random_state=random_state)
+        self._store_params(locals())
 
     def fit_projected(
         self,
@@ -165,20 +119,10 @@ class ClusteringEstimator(LatentEstimator):
         RETURNS (ClusteringEstimator): self.
         """
         self._check_params()
-        random_state = check_random_state(
-            self.random_state if random_state is None else random_state
-        )
+        random_state = self._fit_random_state(random_state)
         wanted = self._n_states(projected)
         projections = projected.projections.truncated(wanted)
-        states, n_states = cluster_nodes(
-            projections,
-            wanted,
-            n_init=self.n_init,
-            init=self.init,
-            max_iter=self.max_iter,
-            random_state=random_state,
-        )
-        return self.fit_states(projected, states, n_states)
+        return self.fit_states(projected, *self._cluster(projections, wanted, random_state))
 
     def fit_states(
         self, projected: ProjectedTreebank, states: np.ndarray, n_states: np.ndarray
@@ -198,7 +142,7 @@ class ClusteringEstimator(LatentEstimator):
         )
         binary_offsets, binary_weights = _dense_blocks(counts.binary_rules, n_states, binary)
         unary_offsets, unary_weights = _dense_blocks(counts.unary_rules, n_states, unary)
-        self.grammar_ = LPCFG(
+        grammar = LPCFG(
             symbols,
             n_states,
             binary_rules=counts.binary_rules,
@@ -215,7 +159,6 @@ class ClusteringEstimator(LatentEstimator):
                 self.lexical_smoothing,
             ),
         )
-        self.lexicon_ = lexicon
         self.states_ = states
         self.cells_ = {"binary": binary, "unary": unary}
         self.sparsity_ = {
@@ -224,34 +167,32 @@ class ClusteringEstimator(LatentEstimator):
             "unary_stored": len(unary_weights),
             "unary_nonzero": len(unary.weights),
         }
-        self._set_shared_attributes(projected, n_states)
         # The coarse grammar for pruning: the projection with the states' training
         # frequencies (cheap, unlike expected_state_weights on large dense blocks).
-        self.coarse_grammar_ = self.grammar_.project(_state_frequencies(nodes, states, n_states))
-        self.model_ = ParsingModel(
-            self.grammar_,
-            lexicon,
-            projected.spec,
-            estimator=self.name,
-            params=json_params(self),
-            training={"trees": counts.n_trees, "words": counts.n_words, COARSE_GRAMMAR: 0},
-            extra_grammars=(self.coarse_grammar_,),
-        )
+        coarse = grammar.project(_state_frequencies(nodes, states, n_states))
+        self._set_fitted(projected, n_states, grammar, coarse, lexicon)
         return self
 
+    def _cluster(
+        self, projections: Projections, n_states: np.ndarray, random_state: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``cluster_nodes`` with the estimator's k-means settings."""
+        return cluster_nodes(
+            projections,
+            n_states,
+            n_init=self.n_init,
+            init=self.init,
+            max_iter=self.max_iter,
+            random_state=random_state,
+        )
+
     def _check_params(self) -> None:
-        self._check_latent_params()
-        if self.init not in INITS:
-            expected = "one of " + ", ".join(INITS)
-            raise ValueError(Errors.E012.format(value=self.init, name="init", expected=expected))
+        super()._check_params()
+        check_choice(self, "init", INITS)
         for name in ("n_init", "max_iter"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(Errors.E012.format(value=value, name=name, expected="an int >= 1"))
+            check_number(self, name, "an int >= 1", low=1, integer=True)
         for name in ("smoothing", "lexical_smoothing"):
-            value = getattr(self, name)
-            if not 0.0 <= value < 1.0:
-                raise ValueError(Errors.E012.format(value=value, name=name, expected="0 <= s < 1"))
+            check_number(self, name, "0 <= s < 1", low=0.0, high=1.0)
 
 
 def cluster_nodes(

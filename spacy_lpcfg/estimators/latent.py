@@ -6,6 +6,9 @@ out as arrays, extract and scale features, and decompose every symbol's
 cross-covariance at the largest rank wanted. ``ProjectedTreebank`` keeps the
 result, so that models with other numbers of states (or noisy copies, see
 ``noise.py``) are estimated from it without redoing any of this.
+``ProjectingEstimator`` is the two-step ``fit`` (project, then
+``fit_projected``) and ``LatentEstimator`` the parameters, checks and fitted
+attributes that the spectral and clustering estimators share.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from ..errors import Errors
+from ..grammar import LPCFG
+from ..grammar.lexicon import Lexicon
+from ..grammar.model import Spectrum
 from ..trees.transforms import TransformPipeline, TransformSpec
 from ..trees.tree import Tree
-from .base import BaseEstimator
+from .base import BaseEstimator, check_number, check_random_state
 from .features import (
     INSIDE_TEMPLATES,
     OUTSIDE_TEMPLATES,
@@ -28,7 +33,7 @@ from .features import (
     node_features,
     node_rules,
 )
-from .mle import MLEEstimator, RuleCounts, as_transform_spec, count_rules
+from .mle import RuleCounts, TreebankEstimator, as_transform_spec, count_rules
 from .projections import Projections, fit_projections, requested_states, state_caps
 
 COARSE_GRAMMAR = "coarse_grammar"  # training key: the extra grammar the parser prunes with
@@ -131,7 +136,34 @@ def project_treebank(
     return ProjectedTreebank(spec, counts, nodes, binary_rule, unary_rule, projections)
 
 
-class LatentEstimator(BaseEstimator):
+class ProjectingEstimator(BaseEstimator):
+    """Base of the estimators fitted in two steps: project the treebank (features and
+    SVDs, the expensive part), then estimate from the projections with
+    ``fit_projected``, which other fits can call on the same ProjectedTreebank.
+
+    Subclasses have a ``random_state`` parameter and define ``_check_params``,
+    ``_project(trees, random_state)`` and ``fit_projected(projected, *, random_state)``.
+    """
+
+    def fit(self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None):
+        """Fit the grammar.
+
+        trees (Iterable[Tree]): training trees in treebank labels, rooted at TOP.
+        dev_trees (Iterable[Tree] | None): not used.
+        RETURNS: self.
+        """
+        self._check_params()  # before the long part
+        random_state = check_random_state(self.random_state)
+        projected = self._project(trees, random_state)
+        return self.fit_projected(projected, random_state=random_state)
+
+    def _fit_random_state(self, random_state: np.random.Generator | None) -> np.random.Generator:
+        """The generator of ``fit_projected``: the one ``fit`` passes on (so that the
+        SVD and what follows draw from one stream), else one from ``random_state``."""
+        return check_random_state(self.random_state if random_state is None else random_state)
+
+
+class LatentEstimator(TreebankEstimator, ProjectingEstimator):
     """Base of the estimators that start from a ProjectedTreebank (parameters and helpers).
 
     Subclasses define ``__init__`` with the shared parameters below (plus their own)
@@ -139,37 +171,32 @@ class LatentEstimator(BaseEstimator):
 
     n_states (int | Mapping[str, int]): latent states per symbol (a mapping from
         symbol names; unlisted symbols get 1), capped by the data.
-    transform (TransformSpec | dict | None): tree transforms.
-    kappa (float): feature-scaling pseudo-count (Cohen et al. 2013).
+    transform (TransformSpec | dict | None): tree transforms. Defaults to TransformSpec()
+        (parent annotation, which every treebank supports; without it, v_markov=1,
+        clustering gained 0.7 to 1 F1 on the PTB sample dev set, see BENCHMARKS.md).
+    kappa (float): feature-scaling pseudo-count (Cohen et al. 2013). Defaults to 5.
     word_threshold (int): words this frequent are their own word class in features.
     min_count_per_state (float): a symbol gets at most count / this states.
     singular_value_threshold (float): and no more states than singular values above
         this fraction of its largest.
     random_state (int | np.random.Generator | None): seeds the SVDs (and k-means).
     The lexicon parameters are MLEEstimator's.
+
+    Fitted attributes (besides each subclass's own): ``grammar_`` (LPCFG),
+    ``coarse_grammar_`` (the one-state LPCFG the parser prunes with,
+    ``extra_grammars[0]`` of ``model_``), ``lexicon_``, ``model_`` (ParsingModel),
+    ``n_states_`` (dict symbol -> states, symbols with more than one),
+    ``singular_values_`` (dict symbol -> float64[k], also in ``model_.spectrum``)
+    and ``projected_`` (ProjectedTreebank, to estimate other sizes with ``fit_projected``).
     """
 
-    _make_lexicon = MLEEstimator._make_lexicon
-
-    def _check_latent_params(self) -> None:
+    def _check_params(self) -> None:
         """Raise ValueError for a bad shared parameter (before any long computation)."""
         self._make_lexicon()  # checks the lexicon parameters
-        checks = (
-            ("kappa", self.kappa, 0.0, None, "a number >= 0"),
-            ("word_threshold", self.word_threshold, 1, None, "an int >= 1"),
-            ("min_count_per_state", self.min_count_per_state, 1e-12, None, "a number > 0"),
-            ("singular_value_threshold", self.singular_value_threshold, 0.0, 1.0, "0 <= t < 1"),
-        )
-        for name, value, low, high, expected in checks:
-            integer = isinstance(low, int)
-            kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, kinds)
-                or value < low
-                or (high is not None and value >= high)
-            ):
-                raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
+        check_number(self, "kappa", "a number >= 0", low=0.0)
+        check_number(self, "word_threshold", "an int >= 1", low=1, integer=True)
+        check_number(self, "min_count_per_state", "a number > 0", low=1e-12)
+        check_number(self, "singular_value_threshold", "0 <= t < 1", low=0.0, high=1.0)
 
     def _project(
         self,
@@ -189,21 +216,44 @@ class LatentEstimator(BaseEstimator):
             random_state=random_state,
         )
 
-    def _set_shared_attributes(self, projected: ProjectedTreebank, n_states: np.ndarray) -> None:
-        """Set ``n_states_`` (symbol -> states, for symbols with more than one),
-        ``singular_values_`` (symbol -> float64[k]) and ``projected_``."""
-        symbols = projected.counts.symbols
-        self.n_states_ = {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1}
-        self.singular_values_ = {
-            symbols.name(a): values
-            for a, values in enumerate(projected.projections.singular_values)
-            if len(values)
-        }
-        self.projected_ = projected
-
     def _n_states(self, projected: ProjectedTreebank) -> np.ndarray:
         return projected.n_states(
             self.n_states,
             min_count_per_state=self.min_count_per_state,
             singular_value_threshold=self.singular_value_threshold,
+        )
+
+    def _set_fitted(
+        self,
+        projected: ProjectedTreebank,
+        n_states: np.ndarray,
+        grammar: LPCFG,
+        coarse_grammar: LPCFG,
+        lexicon: Lexicon,
+    ) -> None:
+        """Set the fitted attributes of the class docstring, ``model_`` last."""
+        symbols = projected.counts.symbols
+        self.grammar_ = grammar
+        self.coarse_grammar_ = coarse_grammar
+        self.lexicon_ = lexicon
+        self.n_states_ = {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1}
+        decomposed = [
+            a for a, values in enumerate(projected.projections.singular_values) if len(values)
+        ]
+        self.singular_values_ = {
+            symbols.name(a): projected.projections.singular_values[a] for a in decomposed
+        }
+        self.projected_ = projected
+        node_counts = projected.projections.counts
+        spectrum = Spectrum(
+            self.singular_values_, {symbols.name(a): int(node_counts[a]) for a in decomposed}
+        )
+        self.model_ = self._make_model(
+            grammar,
+            lexicon,
+            projected.spec,
+            projected.counts,
+            extra_grammars=(coarse_grammar,),
+            spectrum=spectrum,
+            **{COARSE_GRAMMAR: 0},
         )

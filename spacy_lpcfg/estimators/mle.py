@@ -21,7 +21,7 @@ from tqdm import tqdm
 from ..errors import Errors
 from ..grammar import LPCFG, SymbolTable
 from ..grammar.lexicon import Lexicon, TokenKey
-from ..grammar.model import ParsingModel
+from ..grammar.model import ParsingModel, Spectrum
 from ..trees.transforms import BIN_MARK, TransformPipeline, TransformSpec
 from ..trees.tree import ROOT_LABEL, Tree
 from .base import BaseEstimator
@@ -123,7 +123,54 @@ def as_transform_spec(transform: TransformSpec | Mapping | None) -> TransformSpe
     raise ValueError(Errors.E012.format(value=transform, name="transform", expected=expected))
 
 
-class MLEEstimator(BaseEstimator):
+class TreebankEstimator(BaseEstimator):
+    """Base of the estimators that count a transformed treebank: what they share.
+
+    Subclasses take ``transform`` and the Lexicon's parameters (see MLEEstimator)
+    in ``__init__`` and set ``name``.
+    """
+
+    name = ""
+
+    def _make_lexicon(self) -> Lexicon:
+        """An unfitted Lexicon with the estimator's settings (it checks them)."""
+        return Lexicon(
+            signature=self.signature,
+            language=self.language,
+            suffix_length=self.suffix_length,
+            rare_threshold=self.rare_threshold,
+            open_class_threshold=self.open_class_threshold,
+            smooth_threshold=self.smooth_threshold,
+            word_smoothing=self.word_smoothing,
+            signature_smoothing=self.signature_smoothing,
+        )
+
+    def _make_model(
+        self,
+        grammar: LPCFG,
+        lexicon: Lexicon,
+        spec: TransformSpec,
+        counts: RuleCounts,
+        *,
+        extra_grammars: tuple[LPCFG, ...] = (),
+        spectrum: Spectrum | None = None,
+        **training: Any,
+    ) -> ParsingModel:
+        """The ParsingModel of a fit: the estimator's name and parameters, and the
+        tree and word counts (plus ``training``) as training facts."""
+        return ParsingModel(
+            grammar,
+            lexicon,
+            spec,
+            estimator=self.name,
+            params=json_params(self),
+            training={"trees": counts.n_trees, "words": counts.n_words, **training},
+            extra_grammars=extra_grammars,
+            spectrum=spectrum,
+        )
+
+
+class MLEEstimator(TreebankEstimator):
     """Treebank PCFG by relative frequencies: one state per symbol.
 
     The baseline, and the coarse grammar for pruning.
@@ -153,15 +200,7 @@ class MLEEstimator(BaseEstimator):
         word_smoothing: float = 0.1,
         signature_smoothing: float = 1.0,
     ):
-        self.transform = transform
-        self.rare_threshold = rare_threshold
-        self.signature = signature
-        self.language = language
-        self.suffix_length = suffix_length
-        self.open_class_threshold = open_class_threshold
-        self.smooth_threshold = smooth_threshold
-        self.word_smoothing = word_smoothing
-        self.signature_smoothing = signature_smoothing
+        self._store_params(locals())
 
     def fit(self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None) -> MLEEstimator:
         """Fit the grammar and lexicon.
@@ -179,27 +218,8 @@ class MLEEstimator(BaseEstimator):
         binary_weights, unary_weights = counts.relative_frequencies()
         self.grammar_ = one_state_grammar(counts, binary_weights, unary_weights, lexicon)
         self.lexicon_ = lexicon
-        self.model_ = ParsingModel(
-            self.grammar_,
-            lexicon,
-            spec,
-            estimator=self.name,
-            params=json_params(self),
-            training={"trees": counts.n_trees, "words": counts.n_words},
-        )
+        self.model_ = self._make_model(self.grammar_, lexicon, spec, counts)
         return self
-
-    def _make_lexicon(self) -> Lexicon:
-        return Lexicon(
-            signature=self.signature,
-            language=self.language,
-            suffix_length=self.suffix_length,
-            rare_threshold=self.rare_threshold,
-            open_class_threshold=self.open_class_threshold,
-            smooth_threshold=self.smooth_threshold,
-            word_smoothing=self.word_smoothing,
-            signature_smoothing=self.signature_smoothing,
-        )
 
 
 def one_state_grammar(

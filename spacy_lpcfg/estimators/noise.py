@@ -29,9 +29,9 @@ import numpy as np
 from ..errors import Errors
 from ..grammar.model import ParsingModel
 from ..trees.tree import Tree
-from .base import BaseEstimator, check_random_state, clone
-from .clustering import ClusteringEstimator, cluster_nodes
-from .latent import ProjectedTreebank
+from .base import check_choice, check_number, clone
+from .clustering import ClusteringEstimator
+from .latent import ProjectedTreebank, ProjectingEstimator
 from .mle import json_params
 from .projections import Projections
 
@@ -39,7 +39,7 @@ NOISES = ("dropout", "gaussian", "multiplicative")
 ENSEMBLE = "ensemble"  # training key: the extra grammars decoded with the main one
 
 
-class NoisyEnsemble(BaseEstimator):
+class NoisyEnsemble(ProjectingEstimator):
     """K clustering models that differ by noise on one shared SVD.
 
     estimator (ClusteringEstimator | None): the settings of every member. Defaults to
@@ -66,37 +66,19 @@ class NoisyEnsemble(BaseEstimator):
         noise_scale: float = 0.1,
         random_state: int | np.random.Generator | None = 0,
     ):
-        self.estimator = estimator
-        self.n_models = n_models
-        self.noise = noise
-        self.noise_scale = noise_scale
-        self.random_state = random_state
-
-    def fit(self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None):
-        """Project the treebank once and fit the K noisy members.
-
-        trees (Iterable[Tree]): training trees in treebank labels, rooted at TOP.
-        dev_trees (Iterable[Tree] | None): not used.
-        RETURNS (NoisyEnsemble): self.
-        """
-        self._check_params()
-        random_state = check_random_state(self.random_state)
-        member = self._member()
-        member._check_params()
-        projected = member._project(trees, random_state, keep_factors=self.noise == "dropout")
-        return self.fit_projected(projected, random_state=random_state)
+        self._store_params(locals())
 
     def fit_projected(
         self, projected: ProjectedTreebank, *, random_state: np.random.Generator | None = None
     ) -> NoisyEnsemble:
         """Fit the members from a projected treebank (with factors for dropout).
 
+        random_state (np.random.Generator | None): for the noise and k-means; defaults
+            to the ensemble's ``random_state``.
         RETURNS (NoisyEnsemble): self.
         """
         self._check_params()
-        random_state = check_random_state(
-            self.random_state if random_state is None else random_state
-        )
+        random_state = self._fit_random_state(random_state)
         estimators = []
         for _ in range(self.n_models):
             member = self._member()
@@ -104,15 +86,9 @@ class NoisyEnsemble(BaseEstimator):
             noisy = noisy_projections(
                 projected.projections.truncated(wanted), self.noise, self.noise_scale, random_state
             )
-            states, n_states = cluster_nodes(
-                noisy,
-                wanted,
-                n_init=member.n_init,
-                init=member.init,
-                max_iter=member.max_iter,
-                random_state=random_state,
+            estimators.append(
+                member.fit_states(projected, *member._cluster(noisy, wanted, random_state))
             )
-            estimators.append(member.fit_states(projected, states, n_states))
         first = estimators[0].model_
         self.estimators_ = estimators
         self.grammars_ = [member.grammar_ for member in estimators]
@@ -125,11 +101,18 @@ class NoisyEnsemble(BaseEstimator):
             params={**json_params(self), "estimator": json_params(estimators[0])},
             training={**first.training, ENSEMBLE: list(range(1, self.n_models))},
             extra_grammars=(*first.extra_grammars, *self.grammars_[1:]),
+            spectrum=first.spectrum,  # the members share one SVD
         )
         return self
 
     def _member(self) -> ClusteringEstimator:
         return ClusteringEstimator() if self.estimator is None else clone(self.estimator)
+
+    def _project(self, trees: Iterable[Tree], random_state: np.random.Generator):
+        """Project the treebank once for every member (keeping the features for dropout)."""
+        member = self._member()
+        member._check_params()
+        return member._project(trees, random_state, keep_factors=self.noise == "dropout")
 
     def _check_params(self) -> None:
         if self.estimator is not None and not isinstance(self.estimator, ClusteringEstimator):
@@ -137,24 +120,10 @@ class NoisyEnsemble(BaseEstimator):
             raise ValueError(
                 Errors.E012.format(value=self.estimator, name="estimator", expected=expected)
             )
-        if self.noise not in NOISES:
-            expected = "one of " + ", ".join(NOISES)
-            raise ValueError(Errors.E012.format(value=self.noise, name="noise", expected=expected))
-        if (
-            isinstance(self.n_models, bool)
-            or not isinstance(self.n_models, int)
-            or self.n_models < 1
-        ):
-            raise ValueError(
-                Errors.E012.format(value=self.n_models, name="n_models", expected="an int >= 1")
-            )
+        check_choice(self, "noise", NOISES)
+        check_number(self, "n_models", "an int >= 1", low=1, integer=True)
         upper = 1.0 if self.noise == "dropout" else np.inf
-        if not 0.0 <= self.noise_scale < upper:
-            raise ValueError(
-                Errors.E012.format(
-                    value=self.noise_scale, name="noise_scale", expected=f"0 <= scale < {upper}"
-                )
-            )
+        check_number(self, "noise_scale", f"0 <= scale < {upper}", low=0.0, high=upper)
 
 
 def noisy_projections(

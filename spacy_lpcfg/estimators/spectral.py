@@ -27,47 +27,27 @@ cost stays unlabelled, so negative marginals never create brackets).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
 import numpy as np
 from tqdm import tqdm
 
-from ..errors import Errors
 from ..grammar import LPCFG
 from ..grammar.lexicon import Lexicon
-from ..grammar.model import ParsingModel
 from ..trees.transforms import TransformSpec
-from ..trees.tree import Tree
-from .base import check_random_state
-from .latent import COARSE_GRAMMAR, LatentEstimator, ProjectedTreebank
-from .mle import json_params, one_state_grammar
+from .base import check_number
+from .latent import LatentEstimator, ProjectedTreebank
+from .mle import one_state_grammar
 from .projections import Projections
-
-if TYPE_CHECKING:  # scipy is imported where it is used: importing stays cheap
-    pass
 
 
 class SpectralEstimator(LatentEstimator):
     """Spectral L-PCFG (Cohen et al. 2012, 2013): signed tensor parameters.
 
-    n_states (int | Mapping[str, int]): latent states per symbol (capped by the data).
-    transform (TransformSpec | dict | None): tree transforms. Defaults to TransformSpec()
-        (parent annotation, which every treebank supports; without it, v_markov=1,
-        clustering gained 0.7 to 1 F1 on the PTB sample dev set, see BENCHMARKS.md).
-    kappa (float): feature-scaling pseudo-count. Defaults to 5.
-    word_threshold (int): words this frequent are their own word class in features.
-    min_count_per_state (float): a symbol gets at most count / this states.
-    singular_value_threshold (float): and at most as many states as singular values
-        above this fraction of its largest.
     lexical_smoothing (float): pseudo-tokens of the tag's mean z in each entry's mean z.
     random_state (int | np.random.Generator | None): seeds the randomized SVDs.
-    The other parameters are the Lexicon's (see MLEEstimator).
-
-    Fitted attributes: ``grammar_`` (LPCFG), ``coarse_grammar_`` (the MLE LPCFG),
-    ``lexicon_``, ``model_`` (ParsingModel), ``n_states_`` (dict symbol -> states,
-    symbols with more than one), ``singular_values_`` (dict symbol -> float64[k]),
-    ``projected_`` (ProjectedTreebank, to estimate other sizes with ``fit_projected``).
+    The other parameters, and the fitted attributes, are LatentEstimator's; the
+    coarse grammar is the MLE grammar of the same transformed trees.
     """
 
     name = "spectral"
@@ -92,37 +72,15 @@ class SpectralEstimator(LatentEstimator):
         word_smoothing: float = 0.1,
         signature_smoothing: float = 1.0,
     ):
-        self.n_states = n_states
-        self.transform = transform
-        self.kappa = kappa
-        self.word_threshold = word_threshold
-        self.min_count_per_state = min_count_per_state
-        self.singular_value_threshold = singular_value_threshold
-        self.lexical_smoothing = lexical_smoothing
-        self.random_state = random_state
-        self.rare_threshold = rare_threshold
-        self.signature = signature
-        self.language = language
-        self.suffix_length = suffix_length
-        self.open_class_threshold = open_class_threshold
-        self.smooth_threshold = smooth_threshold
-        self.word_smoothing = word_smoothing
-        self.signature_smoothing = signature_smoothing
+        self._store_params(locals())
 
-    def fit(self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None):
-        """Fit the grammar.
-
-        trees (Iterable[Tree]): training trees in treebank labels, rooted at TOP.
-        dev_trees (Iterable[Tree] | None): not used.
-        RETURNS (SpectralEstimator): self.
-        """
-        self._check_params()
-        projected = self._project(trees, check_random_state(self.random_state))
-        return self.fit_projected(projected)
-
-    def fit_projected(self, projected: ProjectedTreebank) -> SpectralEstimator:
+    def fit_projected(
+        self, projected: ProjectedTreebank, *, random_state: np.random.Generator | None = None
+    ) -> SpectralEstimator:
         """Estimate from an already projected treebank (its SVD rank bounds n_states).
 
+        random_state (np.random.Generator | None): not used: given the projections,
+            the estimate is deterministic.
         RETURNS (SpectralEstimator): self.
         """
         self._check_params()
@@ -134,7 +92,7 @@ class SpectralEstimator(LatentEstimator):
         binary_offsets, binary_weights = _binary_weights(projected, projections, n_states)
         unary_offsets, unary_weights = _unary_weights(projected, projections, n_states)
         lexical = _lexical_weights(projected, projections, lexicon, coarse, self.lexical_smoothing)
-        self.grammar_ = LPCFG(
+        grammar = LPCFG(
             symbols,
             n_states,
             binary_rules=counts.binary_rules,
@@ -148,31 +106,12 @@ class SpectralEstimator(LatentEstimator):
             lexical_weights=_concatenate(lexical),
             words=coarse.words,
         )
-        self.coarse_grammar_ = coarse
-        self.lexicon_ = lexicon
-        self._set_shared_attributes(projected, n_states)
-        self.model_ = ParsingModel(
-            self.grammar_,
-            lexicon,
-            projected.spec,
-            estimator=self.name,
-            params=json_params(self),
-            training={
-                "trees": counts.n_trees,
-                "words": counts.n_words,
-                COARSE_GRAMMAR: 0,
-            },
-            extra_grammars=(coarse,),
-        )
+        self._set_fitted(projected, n_states, grammar, coarse, lexicon)
         return self
 
     def _check_params(self) -> None:
-        self._check_latent_params()
-        value = self.lexical_smoothing
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ValueError(
-                Errors.E012.format(value=value, name="lexical_smoothing", expected="a number >= 0")
-            )
+        super()._check_params()
+        check_number(self, "lexical_smoothing", "a number >= 0", low=0.0)
 
 
 def _binary_weights(

@@ -317,7 +317,9 @@ class Lexicon:
             raise ValueError(Errors.E202.format(detail="use_tags='constrain' needs tags"))
         constrain = tags is not None and use_tags != "ignore"
         if not constrain or not any(tags):
-            return _word_scores(grammar, [self._word_id(grammar, w, i) for i, w in enumerate(words)])
+            return _word_scores(
+                grammar, [self._word_id(grammar, w, i) for i, w in enumerate(words)]
+            )
         tag_index = _preterminals_by_tag(grammar.symbols)
         positions, segments = [], []
         for position, word in enumerate(words):

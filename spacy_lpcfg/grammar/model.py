@@ -9,6 +9,8 @@ A model directory holds::
     grammar.json  symbols.json  words.json  grammar.npz    the grammar (LPCFG.to_disk)
     grammars/0/ ...   optional extra grammars over the same vocabulary (coarse
                       grammars for pruning, members of an ensemble), same four files
+    spectrum.json  spectrum.npz    optional: the singular values of the latent
+                      estimators' SVDs (``Spectrum``; one for a whole ensemble)
 
 ``to_disk`` writes into a temporary directory beside the target and renames it
 into place, so an interrupted save leaves no half-written model. ``to_bytes``
@@ -17,6 +19,7 @@ packs the same files into one zip archive. Nothing is pickled.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -25,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..about import __version__
 from ..errors import Errors, GrammarError
 from ..trees.transforms import TransformPipeline, TransformSpec
@@ -32,12 +37,122 @@ from .lexical_scores import LexicalScores
 from .lexicon import Lexicon
 from .lpcfg import LPCFG
 from .serialization import MEMBERS as GRAMMAR_FILES
-from .serialization import decode_members, pack_zip, unpack_zip
+from .serialization import _npy_bytes, decode_members, pack_zip, unpack_zip
 
 MODEL_FORMAT = "spacy-lpcfg model"
 MODEL_VERSION = 1
 CFG, TRANSFORMS, LEXICON = "cfg.json", "transforms.json", "lexicon.json"
 EXTRA_GRAMMARS = "grammars"
+SPECTRUM_INDEX, SPECTRUM_ARRAYS = "spectrum.json", "spectrum.npz"
+SPECTRUM_FORMAT = "spacy-lpcfg spectrum"
+SPECTRUM_VERSION = 1
+
+
+class Spectrum:
+    """The singular values of every symbol's cross-covariance SVD (latent estimators),
+    kept with the model to choose numbers of states and to plot (``plots.py``).
+
+    values (Mapping[str, np.ndarray]): symbol name -> float64[k], the singular values.
+    counts (Mapping[str, int] | None): symbol name -> its nodes in the training
+        trees, for the symbols of ``values``; None when not known.
+    RAISES GrammarError: the values or counts are malformed.
+    """
+
+    def __init__(self, values: Mapping[str, np.ndarray], counts: Mapping[str, int] | None = None):
+        self.values = {str(name): np.asarray(array) for name, array in values.items()}
+        self.counts = None if counts is None else {str(k): int(v) for k, v in counts.items()}
+        for name, array in self.values.items():
+            if array.dtype != np.float64 or array.ndim != 1:
+                detail = (
+                    f"the spectrum of '{name}' is {array.dtype}{list(array.shape)}, not float64[k]"
+                )
+                raise GrammarError(Errors.E210.format(detail=detail))
+            if not (np.isfinite(array).all() and (array >= 0).all()):
+                detail = f"the spectrum of '{name}' has negative or non-finite values"
+                raise GrammarError(Errors.E210.format(detail=detail))
+        if self.counts is not None and (
+            set(self.counts) != set(self.values) or min(self.counts.values(), default=0) < 0
+        ):
+            detail = "spectrum counts must be node counts (>= 0) of the spectrum's symbols"
+            raise GrammarError(Errors.E210.format(detail=detail))
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def to_members(self) -> dict[str, bytes]:
+        """The two files: the symbol names (JSON) and the values as arrays + offsets."""
+        names = list(self.values)
+        sizes = [len(self.values[name]) for name in names]
+        arrays = {
+            "values": np.concatenate([self.values[n] for n in names] or [np.zeros(0)]),
+            "offsets": np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64),
+        }
+        if self.counts is not None:
+            arrays["counts"] = np.array([self.counts[n] for n in names], dtype=np.int64)
+        index = {"format": SPECTRUM_FORMAT, "format_version": SPECTRUM_VERSION, "symbols": names}
+        npy = {f"{key}.npy": _npy_bytes(array) for key, array in arrays.items()}
+        return {SPECTRUM_INDEX: _json_bytes(index), SPECTRUM_ARRAYS: pack_zip(npy)}
+
+    @classmethod
+    def from_members(cls, members: Mapping[str, bytes], source: str | Path) -> Spectrum:
+        """Read ``to_members`` output. RAISES GrammarError (E207) naming the bad file."""
+
+        def fail(detail: str) -> GrammarError:
+            return GrammarError(Errors.E207.format(source=source, detail=detail))
+
+        missing = [name for name in (SPECTRUM_INDEX, SPECTRUM_ARRAYS) if name not in members]
+        if missing:
+            raise fail(f"missing {', '.join(missing)}")
+        index = _read_json(members[SPECTRUM_INDEX], SPECTRUM_INDEX, source)
+        if not isinstance(index, dict) or index.get("format") != SPECTRUM_FORMAT:
+            raise fail(f"{SPECTRUM_INDEX} is not the index of a spectrum")
+        version = index.get("format_version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise fail(f"{SPECTRUM_INDEX} has a bad format_version {version!r}")
+        if version > SPECTRUM_VERSION:
+            raise GrammarError(
+                Errors.E208.format(found=version, source=source, supported=SPECTRUM_VERSION)
+            )
+        names = index.get("symbols")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise fail(f"{SPECTRUM_INDEX} needs 'symbols', a list of names")
+        if len(set(names)) != len(names):
+            raise fail(f"{SPECTRUM_INDEX} lists a symbol twice")
+        arrays = _read_npz(members[SPECTRUM_ARRAYS], source)
+        if not {"values", "offsets"} <= set(arrays) <= {"values", "offsets", "counts"}:
+            raise fail(
+                f"{SPECTRUM_ARRAYS} holds {sorted(arrays)}, expected values, offsets[, counts]"
+            )
+        values, offsets = arrays["values"], arrays["offsets"]
+        counts = arrays.get("counts")
+        if values.dtype != np.float64 or values.ndim != 1:
+            raise fail(
+                f"{SPECTRUM_ARRAYS}: values is {values.dtype}{list(values.shape)}, not float64[n]"
+            )
+        if not (
+            offsets.dtype == np.int64
+            and offsets.shape == (len(names) + 1,)
+            and offsets[0] == 0
+            and offsets[-1] == len(values)
+            and (np.diff(offsets) >= 0).all()
+        ):
+            raise fail(
+                f"{SPECTRUM_ARRAYS}: offsets do not split the values into {len(names)} symbols"
+            )
+        if counts is not None and (counts.dtype != np.int64 or counts.shape != (len(names),)):
+            raise fail(
+                f"{SPECTRUM_ARRAYS}: counts is {counts.dtype}{list(counts.shape)}, not int64[{len(names)}]"
+            )
+        try:
+            return cls(
+                {name: values[lo:hi] for name, lo, hi in zip(names, offsets[:-1], offsets[1:])},
+                None if counts is None else dict(zip(names, counts.tolist())),
+            )
+        except GrammarError as exc:
+            raise fail(str(exc)) from None
+
+    def __repr__(self) -> str:
+        return f"Spectrum({len(self)} symbols)"
 
 
 class ParsingModel:
@@ -50,6 +165,8 @@ class ParsingModel:
     params (Mapping | None): its parameters, JSON-serialisable.
     training (Mapping | None): facts about the training data (JSON), e.g. tree counts.
     extra_grammars (Sequence[LPCFG]): more grammars over the same vocabulary.
+    spectrum (Spectrum | None): the singular values of a latent estimator's SVDs;
+        None for grammars without (MLE).
     RAISES GrammarError: the parts do not fit together.
     """
 
@@ -63,6 +180,7 @@ class ParsingModel:
         params: Mapping[str, Any] | None = None,
         training: Mapping[str, Any] | None = None,
         extra_grammars: Sequence[LPCFG] = (),
+        spectrum: Spectrum | None = None,
     ):
         self.grammar = grammar
         self.lexicon = lexicon
@@ -71,6 +189,7 @@ class ParsingModel:
         self.params = dict(params or {})
         self.training = dict(training or {})
         self.extra_grammars = tuple(extra_grammars)
+        self.spectrum = spectrum
         try:
             lexicon.check(grammar)
         except ValueError as exc:
@@ -84,6 +203,10 @@ class ParsingModel:
         except (TypeError, ValueError) as exc:
             detail = f"params and training must be JSON-serialisable ({exc})"
             raise GrammarError(Errors.E210.format(detail=detail)) from None
+        unknown = [n for n in (spectrum.values if spectrum else ()) if n not in grammar.symbols]
+        if unknown:
+            detail = f"the spectrum has symbols the grammar lacks: {', '.join(unknown[:5])}"
+            raise GrammarError(Errors.E210.format(detail=detail))
 
     @property
     def language(self) -> str:
@@ -125,6 +248,7 @@ class ParsingModel:
                 {"path": _extra_dir(i), **_sizes(extra)}
                 for i, extra in enumerate(self.extra_grammars)
             ],
+            **({} if self.spectrum is None else {"spectrum": {"symbols": len(self.spectrum)}}),
         }
 
     def _members(self) -> dict[str, bytes]:
@@ -138,6 +262,8 @@ class ParsingModel:
         for i, extra in enumerate(self.extra_grammars):
             for name, data in unpack_zip(extra.to_bytes(), "grammar").items():
                 members[f"{_extra_dir(i)}/{name}"] = data
+        if self.spectrum is not None:
+            members.update(self.spectrum.to_members())
         return members
 
     def to_bytes(self) -> bytes:
@@ -187,6 +313,8 @@ class ParsingModel:
         names = [CFG, TRANSFORMS, LEXICON, *GRAMMAR_FILES]
         for i in range(len(cfg["extra_grammars"])):
             names.extend(f"{_extra_dir(i)}/{name}" for name in GRAMMAR_FILES)
+        if "spectrum" in cfg:
+            names.extend((SPECTRUM_INDEX, SPECTRUM_ARRAYS))
         members = {name: _read_file(path, name) for name in names}
         return cls._from_members(members, str(path))
 
@@ -220,6 +348,7 @@ class ParsingModel:
         for key, found in (("language", lexicon.language), ("label_scheme", transform.scheme)):
             if cfg.get(key, found) != found:
                 raise fail(f"{CFG} says {key} {cfg[key]!r}, the model files say {found!r}")
+        spectrum = _read_spectrum(members, cfg, source)
         estimator = cfg.get("estimator", {})
         try:
             return cls(
@@ -230,6 +359,7 @@ class ParsingModel:
                 params=estimator.get("params", {}),
                 training=cfg.get("training", {}),
                 extra_grammars=extras,
+                spectrum=spectrum,
             )
         except GrammarError as exc:
             raise fail(str(exc)) from None
@@ -246,6 +376,36 @@ class ParsingModel:
         return f"ParsingModel({self.estimator or 'unknown estimator'}, {self.grammar!r}{extra})"
 
 
+def read_spectrum(path: str | Path) -> Spectrum | None:
+    """The spectrum of a model directory, without reading its grammars.
+
+    RETURNS (Spectrum | None): None when the model has none (MLE models).
+    RAISES GrammarError: not a model directory, or a bad spectrum.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise GrammarError(Errors.E207.format(source=path, detail="not a directory"))
+    cfg = _read_cfg(_read_file(path, CFG), path)
+    if "spectrum" not in cfg:
+        return None
+    members = {name: _read_file(path, name) for name in (SPECTRUM_INDEX, SPECTRUM_ARRAYS)}
+    return _read_spectrum(members, cfg, path)
+
+
+def _read_spectrum(
+    members: Mapping[str, bytes], cfg: Mapping[str, Any], source: str | Path
+) -> Spectrum | None:
+    """The spectrum files, if cfg.json lists a spectrum, checked against its size."""
+    if "spectrum" not in cfg:
+        return None
+    spectrum = Spectrum.from_members(members, source)
+    expected = cfg["spectrum"]["symbols"]
+    if len(spectrum) != expected:
+        detail = f"{CFG} says {expected} spectrum symbols, {SPECTRUM_INDEX} has {len(spectrum)}"
+        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+    return spectrum
+
+
 def _extra_dir(index: int) -> str:
     return f"{EXTRA_GRAMMARS}/{index}"
 
@@ -256,6 +416,16 @@ def _sizes(grammar: LPCFG) -> dict[str, int]:
 
 def _json_bytes(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1).encode("utf8")
+
+
+def _read_npz(data: bytes, source: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of spectrum.npz; never unpickles (allow_pickle=False)."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            return {name: npz[name] for name in npz.files}
+    except Exception as exc:  # np.load raises many types on corrupt input
+        detail = f"{SPECTRUM_ARRAYS} is corrupt or truncated ({exc!r})"
+        raise GrammarError(Errors.E207.format(source=source, detail=detail)) from None
 
 
 def _read_json(data: bytes, name: str, source: str | Path) -> Any:
@@ -292,6 +462,10 @@ def _read_cfg(data: bytes, source: str | Path) -> dict[str, Any]:
         _is_sizes(cfg.get("grammar")) and isinstance(extras, list) and all(map(_is_sizes, extras))
     ):
         detail = f"{CFG} lacks the grammar sizes ('grammar' and 'extra_grammars')"
+        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+    spectrum = cfg.get("spectrum", {"symbols": 0})
+    if not (isinstance(spectrum, dict) and isinstance(spectrum.get("symbols"), int)):
+        detail = f"{CFG} has a bad 'spectrum' entry (expected {{\"symbols\": count}})"
         raise GrammarError(Errors.E207.format(source=source, detail=detail))
     estimator = cfg.get("estimator", {})
     if not (

@@ -70,7 +70,7 @@ DEFAULT_TRANSFORMS: dict[str, Any] = {
         "model": None,
         "estimator": {"@misc": "spacy_lpcfg.MLEEstimator.v1"},
         "transforms": DEFAULT_TRANSFORMS,
-        "decoder": "max_rule",
+        "decoder": "auto",
         "prune_threshold": None,
         "use_tags": "auto",
         "write_tags": "missing",
@@ -147,10 +147,13 @@ class LPCFGParser(Pipe):
         (so a pipeline saved with ``nlp.to_disk`` loads its own copy even where
         this path does not exist). None: ``initialize`` fits the estimator.
     estimator (Any): an unfitted estimator (``spacy_lpcfg.estimators`` contract);
-        the component sets its ``transform`` and ``language``.
+        the component sets its ``transform`` and ``language``, and those of nested
+        estimators (an ensemble's members).
     transforms (dict[str, Any]): ``TransformSpec`` settings; ``scheme`` and
         ``head_rules`` default to the training data's.
-    decoder (str): "max_rule", "variational", "viterbi" or "mbr".
+    decoder (str): "max_rule", "variational", "viterbi", "mbr", "product",
+        "product_mbr" or "auto" (the model's: "product_mbr" for an ensemble, "mbr"
+        for a signed grammar, as spectral ones are, else "max_rule").
     prune_threshold (float | None): coarse-to-fine pruning threshold; None is the
         parser's default.
     use_tags (str): given ``token.tag_``: "auto" (constrain when present),
@@ -182,9 +185,11 @@ class LPCFGParser(Pipe):
         missing_sentences: str,
         scorer: Callable | None = score_constituents,
     ):
-        from ..decode.registry import DECODERS  # the engine: numba, only when a parser is made
+        # The engine (numba) is imported only when a parser is made.
+        from ..decode.parser import AUTO, ENSEMBLE_DECODERS
+        from ..decode.registry import DECODERS
 
-        _check_choice("decoder", decoder, tuple(DECODERS))
+        _check_choice("decoder", decoder, (AUTO, *DECODERS, *ENSEMBLE_DECODERS))
         _check_choice("use_tags", use_tags, USE_TAGS)
         _check_choice("write_tags", write_tags, WRITE_TAGS)
         _check_choice("missing_sentences", missing_sentences, MISSING_SENTENCES)
@@ -358,12 +363,17 @@ class LPCFGParser(Pipe):
         if self.estimator is None:
             raise ValueError(Errors.E509.format(value=None))
         estimator = clone(self.estimator)
-        params = estimator.get_params(deep=False)
-        if "transform" not in params:
+        # The estimator's own transform and language, and those of nested estimators
+        # (``estimator__transform``: the members of an ensemble).
+        params = estimator.get_params(deep=True)
+        transforms = [name for name in params if name.rpartition("__")[2] == "transform"]
+        if not transforms:
             raise ValueError(Errors.E508.format(estimator=type(estimator).__name__))
-        settings: dict[str, Any] = {"transform": transform_spec(self.transforms, scheme, language)}
-        if "language" in params:
-            settings["language"] = language
+        spec = transform_spec(self.transforms, scheme, language)
+        settings: dict[str, Any] = dict.fromkeys(transforms, spec)
+        settings.update(
+            (name, language) for name in params if name.rpartition("__")[2] == "language"
+        )
         return estimator.set_params(**settings).fit(trees)
 
     # Parsing -------------------------------------------------------------------

@@ -35,6 +35,11 @@ class LabelScheme:
     def category(self, label: str) -> str:
         return self.split(label).category
 
+    def coarse_category(self, label: str, *, preterminal: bool = False) -> str:
+        """The broad class of a category or POS tag, for the coarsest pruning pass:
+        the category here (IcePaHC's case suffixes go: ``N-D`` -> ``N``)."""
+        return self.category(label)
+
     def functions(self, label: str) -> tuple[str, ...]:
         return self.split(label).functions
 
@@ -111,6 +116,15 @@ class CessScheme(LabelScheme):
 
     def join(self, category: str, functions: tuple[str, ...] = ()) -> str:
         return f"{category}-{'-'.join(functions)}" if functions else category
+
+    def coarse_category(self, label: str, *, preterminal: bool = False) -> str:
+        """Phrases lose their dotted features (``grup.nom.ms`` -> ``grup``,
+        ``S.F.C`` -> ``S``); EAGLES tags keep category and type (``ncms000`` ->
+        ``nc``, ``vmip3s0`` -> ``vm``; punctuation ``Fc`` stays)."""
+        category = self.category(label)
+        if preterminal:
+            return category[:2] if category[:1].islower() else category
+        return category.partition(".")[0] or category
 
 
 SCHEMES: dict[str, LabelScheme] = {

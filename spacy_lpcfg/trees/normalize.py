@@ -92,8 +92,10 @@ def _rebuild(tree: Tree, relabel, *, remove_empty: bool) -> Tree | None:
         label = node.label
         if relabel is not None and node is not tree and label != ROOT_LABEL:
             label = relabel(label)
-        if label == node.label and len(children) == len(node.children) and all(
-            a is b for a, b in zip(children, node.children)
+        if (
+            label == node.label
+            and len(children) == len(node.children)
+            and all(a is b for a, b in zip(children, node.children))
         ):
             results[-1].append(node)
         else:

@@ -24,6 +24,28 @@ def test_level_label(label, options, expected):
     assert level_label(label, "penn", **options) == expected
 
 
+@pytest.mark.parametrize(
+    "label,preterminal,options,expected",
+    [
+        ("grup.nom.ms", False, {"phrases": "category"}, "grup"),
+        ("@S.F.C::grup.nom|>sn", False, {"phrases": "category"}, "@S::grup|>"),
+        ("@S.F.C|>sn.co", False, {"phrases": "category", "context": True}, "@S|>sn.co"),
+        ("sn-SUJ", False, {"phrases": "category"}, "sn"),
+        ("ncms000", True, {"tags": "category"}, "nc"),
+        ("vmip3s0", True, {"tags": "category"}, "vm"),
+        ("Fc", True, {"tags": "category"}, "Fc"),
+        ("ncms000", True, {}, "ncms000"),
+    ],
+)
+def test_level_label_cess_categories(label, preterminal, options, expected):
+    assert level_label(label, "cess", preterminal=preterminal, **options) == expected
+
+
+def test_level_label_rejects_unknown_options():
+    with pytest.raises(ValueError, match="phrases"):
+        level_label("NP", "penn", phrases="coarse")
+
+
 def test_level_label_keeps_preterminals():
     assert level_label("NN^NP", "penn", preterminal=True, chains="bottom", context=True) == "NN"
 
@@ -77,3 +99,43 @@ def test_latent_parser_with_an_unused_state_parses_like_the_one_state_parser(
     for tree in ptb_small[1][:5]:
         words = tree.words()
         assert two_states.parse(words).tree == one_state.parse(words).tree
+
+
+def _ensemble_of_copies(model, n_members: int, estimator: str | None = None):
+    """The model with n_members - 1 copies of its grammar as ensemble members."""
+    from spacy_lpcfg.grammar.model import ParsingModel
+
+    return ParsingModel(
+        model.grammar,
+        model.lexicon,
+        model.transform,
+        estimator=estimator or model.estimator,
+        training={**model.training, "ensemble": list(range(n_members - 1))},
+        extra_grammars=[model.grammar] * (n_members - 1),
+    )
+
+
+def test_parser_auto_decoder(small_model):
+    from spacy_lpcfg.decode.parser import default_decoder
+
+    assert Parser(small_model).decoder == default_decoder(small_model) == "max_rule"
+    assert default_decoder(_ensemble_of_copies(small_model, 1, "spectral")) == "mbr"
+    assert default_decoder(_ensemble_of_copies(small_model, 2)) == "product_mbr"
+    with pytest.raises(ValueError, match="decoder"):
+        Parser(small_model, decoder="product_max")
+
+
+@pytest.mark.parametrize(
+    "ensemble_decoder,single_decoder", [("product", "max_rule"), ("product_mbr", "mbr")]
+)
+def test_parser_ensemble_of_copies_decodes_like_one_grammar(
+    small_model, ptb_small, ensemble_decoder, single_decoder
+):
+    # K identical members: the product of their max-rule scores and the mean of their
+    # marginals have the single grammar's optimum, through the same pruning.
+    ensemble = Parser(_ensemble_of_copies(small_model, 3), decoder=ensemble_decoder)
+    assert len(ensemble.members) == 3
+    single = Parser(small_model, decoder=single_decoder)
+    for tree in ptb_small[1][:8]:
+        words = tree.words()
+        assert ensemble.parse(words).tree == single.parse(words).tree

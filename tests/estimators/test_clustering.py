@@ -70,11 +70,21 @@ def test_contract_same_random_state_same_bytes_and_refit_forgets():
 
 
 @pytest.mark.parametrize(
-    "params", [{"init": "middle"}, {"n_init": 0}, {"smoothing": 1.0}, {"lexical_smoothing": -1}]
+    "params",
+    [
+        {"init": "middle"},
+        {"n_init": 0},
+        {"max_iter": 1.5},
+        {"smoothing": 1.0},
+        {"lexical_smoothing": -1},
+        {"lexical_smoothing": float("nan")},
+        {"kappa": -1},
+    ],
 )
 def test_invalid_parameters_fail_before_fitting(params):
-    with pytest.raises(ValueError, match="E012"):
-        small_estimator(**params).fit(TREES)
+    estimator = small_estimator(**params)  # no validation in __init__
+    with pytest.raises(ValueError, match=f"E012.*'{next(iter(params))}'"):
+        estimator.fit(TREES)
 
 
 # The estimate --------------------------------------------------------------------------
@@ -190,6 +200,14 @@ def test_noisy_members_share_rules_and_vocabulary_but_differ(noise):
     assert clone(ensemble).fit(trees).model_.to_bytes() == model.to_bytes()
 
 
+def test_noisy_ensemble_stores_the_shared_spectrum_once():
+    ensemble = NoisyEnsemble(estimator=small_estimator(), n_models=2, noise="gaussian").fit(TREES)
+    members = ensemble.estimators_
+    assert members[0].projected_ is members[1].projected_
+    assert ensemble.model_.spectrum is members[0].model_.spectrum
+    assert ensemble.model_.spectrum.values == members[1].singular_values_
+
+
 def test_noise_of_scale_zero_changes_nothing(synthetic):
     _, estimator = synthetic
     projections = estimator.projected_.projections
@@ -212,8 +230,21 @@ def test_dropout_projects_the_kept_features():
 
 @pytest.mark.parametrize(
     "params",
-    [{"noise": "salt"}, {"n_models": 0}, {"noise_scale": 1.0}, {"estimator": MLEEstimator()}],
+    [
+        {"noise": "salt"},
+        {"n_models": 0},
+        {"noise_scale": 1.0},
+        {"noise_scale": -0.1},
+        {"estimator": MLEEstimator()},
+    ],
 )
 def test_noisy_ensemble_rejects_bad_parameters(params):
-    with pytest.raises(ValueError, match="E012"):
-        NoisyEnsemble(**params).fit(TREES)
+    ensemble = NoisyEnsemble(**params)  # no validation in __init__
+    with pytest.raises(ValueError, match=f"E012.*'{next(iter(params))}'"):
+        ensemble.fit(TREES)
+
+
+def test_noisy_ensemble_checks_its_members_parameters():
+    ensemble = NoisyEnsemble(estimator=small_estimator(smoothing=2.0), n_models=1)
+    with pytest.raises(ValueError, match="E012.*'smoothing'"):
+        ensemble.fit(TREES)

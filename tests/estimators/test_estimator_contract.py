@@ -7,12 +7,17 @@ import pytest
 
 from spacy_lpcfg.estimators import (
     BaseEstimator,
+    ClusteringEstimator,
     MLEEstimator,
     NotFittedError,
+    SpectralEstimator,
     check_is_fitted,
     check_random_state,
     clone,
 )
+from spacy_lpcfg.estimators.base import check_choice, check_number
+from spacy_lpcfg.estimators.noise import NoisyEnsemble
+from spacy_lpcfg.grammar.serialization import ARRAY_SPECS
 from spacy_lpcfg.trees import Tree
 from spacy_lpcfg.trees.transforms import TransformSpec
 
@@ -84,6 +89,97 @@ def test_contract_fitted_grammar_is_a_model(estimator):
     assert estimator.model_.estimator == estimator.name
 
 
+def test_contract_mle_rejects_bad_parameters_in_fit_by_name():
+    for name, value in (("rare_threshold", -1), ("signature", "x"), ("transform", 3)):
+        estimator = MLEEstimator(**{name: value})  # no validation in __init__
+        with pytest.raises(ValueError, match=f"E012.*'{name}'"):
+            estimator.fit(TREES)
+
+
+# Every estimator: set_params; the latent ones: random_state --------------------------
+
+SMALL = {"n_states": 2, "min_count_per_state": 1, "open_class_threshold": 1}
+# (estimator, parameters to set): each changes plain and, for the ensemble, nested ones
+SET_PARAMS = [
+    (MLEEstimator(), {"rare_threshold": 2, "transform": {"v_markov": 1}}),
+    (SpectralEstimator(), {"kappa": 2.0, "n_states": {"NP^S": 3}}),
+    (ClusteringEstimator(), {"init": "random", "random_state": 7}),
+    (
+        NoisyEnsemble(estimator=ClusteringEstimator()),
+        {"noise": "gaussian", "n_models": 2, "estimator__n_init": 3},
+    ),
+]
+
+
+@pytest.mark.parametrize(("estimator", "changes"), SET_PARAMS, ids=lambda x: repr(x)[:40])
+def test_contract_set_params_changes_only_those_and_returns_self(estimator, changes):
+    estimator = clone(estimator)
+    before = estimator.get_params()
+    assert estimator.set_params(**changes) is estimator
+    after = estimator.get_params()
+    assert {name: after[name] for name in changes} == changes
+    unchanged = set(before) - set(changes) - {"estimator"}  # the nested object itself
+    assert {name: after[name] for name in unchanged} == {name: before[name] for name in unchanged}
+
+
+def test_contract_ensemble_clone_copies_the_member_settings():
+    ensemble = NoisyEnsemble(estimator=ClusteringEstimator(**SMALL), n_models=2, noise_scale=0.2)
+    copy = clone(ensemble)
+    assert copy.estimator is not ensemble.estimator
+    params, copied = ensemble.get_params(), copy.get_params()
+    assert params.pop("estimator").get_params() == copied.pop("estimator").get_params()
+    assert params == copied and repr(copy) == repr(ensemble)
+    assert type(ensemble)().set_params(**ensemble.get_params(deep=False)).get_params() == (
+        ensemble.get_params()
+    )
+
+
+def test_contract_ensemble_fit_returns_self_and_fitted_attributes():
+    ensemble = NoisyEnsemble(estimator=ClusteringEstimator(**SMALL), n_models=2)
+    with pytest.raises(NotFittedError, match="E211.*NoisyEnsemble"):
+        check_is_fitted(ensemble)
+    assert ensemble.fit(TREES, dev_trees=TREES[:1]) is ensemble
+    check_is_fitted(ensemble, ["estimators_", "grammars_", "model_"])
+    assert ensemble.model_.grammar is ensemble.grammars_[0]
+    assert ensemble.model_.estimator == ensemble.name
+    with pytest.raises(NotFittedError):
+        check_is_fitted(clone(ensemble))
+
+
+@pytest.fixture(scope="module")
+def ptb_trees(load_corpus):
+    """200 PTB-sample trees: frequent symbols take the randomized SVD, so the seed matters."""
+    return load_corpus("ptb_sample", "train")[:200]
+
+
+def _grammar_arrays(estimator) -> list[np.ndarray]:
+    model = estimator.model_
+    grammars = (model.grammar, *model.extra_grammars)
+    return [getattr(grammar, name) for grammar in grammars for name in ARRAY_SPECS]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda seed: SpectralEstimator(n_states=4, random_state=seed),
+        lambda seed: ClusteringEstimator(n_states=4, random_state=seed),
+        lambda seed: NoisyEnsemble(
+            estimator=ClusteringEstimator(n_states=3),
+            n_models=2,
+            noise="gaussian",
+            random_state=seed,
+        ),
+    ],
+    ids=["spectral", "clustering", "noisy_ensemble"],
+)
+def test_contract_random_state_makes_fits_bit_identical(ptb_trees, make):
+    first = _grammar_arrays(make(0).fit(ptb_trees))
+    again = _grammar_arrays(make(0).fit(list(ptb_trees)))
+    other = _grammar_arrays(make(1).fit(ptb_trees))
+    assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(first, again))
+    assert not all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(first, other))
+
+
 # The base helpers -------------------------------------------------------------------
 
 
@@ -144,3 +240,35 @@ def test_base_check_random_state():
     for bad in ("seed", 1.5, True):
         with pytest.raises(ValueError, match="E214"):
             check_random_state(bad)
+
+
+class Stored(BaseEstimator):
+    def __init__(self, *, values=(1, 2), scale=0.5, kind="a"):
+        self._store_params(locals())
+
+
+def test_base_store_params_keeps_the_arguments_unchanged():
+    values = [3, 4]
+    stored = Stored(values=values)
+    assert stored.values is values and stored.get_params() == {
+        "values": [3, 4],
+        "scale": 0.5,
+        "kind": "a",
+    }
+    assert "self" not in vars(stored) and clone(stored).values == values
+
+
+@pytest.mark.parametrize("scale", [-0.1, 1.0, float("nan"), True, "0.5", None])
+def test_base_check_number_names_the_parameter(scale):
+    with pytest.raises(ValueError, match="E012.*'scale'.*0 <= s < 1"):
+        check_number(Stored(scale=scale), "scale", "0 <= s < 1", low=0.0, high=1.0)
+
+
+def test_base_check_number_and_choice_accept_valid_values():
+    check_number(Stored(scale=np.float32(0.0)), "scale", "0 <= s < 1", low=0.0, high=1.0)
+    check_number(Stored(scale=np.int64(3)), "scale", "an int >= 1", low=1, integer=True)
+    with pytest.raises(ValueError, match="an int"):
+        check_number(Stored(scale=3.0), "scale", "an int >= 1", low=1, integer=True)
+    check_choice(Stored(), "kind", ("a", "b"))
+    with pytest.raises(ValueError, match="E012.*'kind'.*one of a, b"):
+        check_choice(Stored(kind="c"), "kind", ("a", "b"))

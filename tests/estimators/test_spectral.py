@@ -75,6 +75,17 @@ def test_contract_same_random_state_same_bytes_and_refit_forgets():
     assert refit.grammar_ == fresh.grammar_ and refit.lexicon_.entries == fresh.lexicon_.entries
 
 
+def test_model_carries_the_spectrum_of_every_decomposed_symbol():
+    estimator = small_estimator(n_states=3).fit(TREES)
+    spectrum, projections = estimator.model_.spectrum, estimator.projected_.projections
+    assert list(spectrum.values) == list(estimator.singular_values_)
+    symbols = estimator.grammar_.symbols
+    for name, values in estimator.singular_values_.items():
+        assert spectrum.values[name] is values and values.dtype == np.float64
+        assert spectrum.counts[name] == projections.counts[symbols.index(name)]
+    assert symbols.name(symbols.root) not in spectrum.values  # TOP has no SVD
+
+
 def test_model_carries_the_mle_grammar_for_pruning():
     estimator = small_estimator().fit(TREES)
     model = estimator.model_
@@ -206,8 +217,15 @@ def test_one_svd_serves_every_smaller_number_of_states():
         {"n_states": 0},
         {"n_states": {"NOT-A-SYMBOL": 2}},
         {"rare_threshold": -1},
+        {"kappa": float("nan")},
+        {"word_threshold": True},
+        {"word_threshold": 2.5},
+        {"random_state": "seed"},
     ],
 )
-def test_invalid_parameters_fail(params):
-    with pytest.raises(ValueError, match="E012"):
-        small_estimator(**params).fit(TREES)
+def test_invalid_parameters_fail_in_fit_naming_the_parameter(params):
+    estimator = small_estimator(**params)  # no validation in __init__
+    (name,) = params
+    code = "E214" if name == "random_state" else f"E012.*'{name}'"
+    with pytest.raises(ValueError, match=code):
+        estimator.fit(TREES)

@@ -1,15 +1,16 @@
-"""ParsingModel: directory and bytes round trips, validation on load, atomic saves."""
+"""ParsingModel: directory and bytes round trips, validation on load, atomic saves, spectra."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from spacy_lpcfg.errors import GrammarError
-from spacy_lpcfg.estimators import MLEEstimator
-from spacy_lpcfg.grammar.model import ParsingModel
+from spacy_lpcfg.estimators import MLEEstimator, SpectralEstimator
+from spacy_lpcfg.grammar.model import ParsingModel, Spectrum, read_spectrum
 from spacy_lpcfg.trees import Tree
 
 TREEBANK = [
@@ -196,3 +197,120 @@ def test_model_parts_must_fit(model):
         ParsingModel(model.grammar, model.lexicon, model.transform, extra_grammars=[other.grammar])
     with pytest.raises(GrammarError, match="JSON"):
         ParsingModel(model.grammar, model.lexicon, model.transform, params={"x": object()})
+
+
+# The singular-value spectrum of latent models --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def spectral_model() -> ParsingModel:
+    trees = [Tree.from_string(text) for text in TREEBANK]
+    settings = {"n_states": 2, "min_count_per_state": 1, "open_class_threshold": 1}
+    return SpectralEstimator(**settings).fit(trees).model_
+
+
+@pytest.fixture
+def spectral_saved(spectral_model, tmp_path) -> Path:
+    path = tmp_path / "spectral"
+    spectral_model.to_disk(path)
+    return path
+
+
+def _same_spectrum(first: Spectrum, second: Spectrum) -> bool:
+    return (
+        list(first.values) == list(second.values)
+        and all(
+            a.dtype == b.dtype and np.array_equal(a, b)
+            for a, b in zip(first.values.values(), second.values.values())
+        )
+        and first.counts == second.counts
+    )
+
+
+def test_model_spectrum_roundtrip(spectral_model, spectral_saved):
+    assert {"spectrum.json", "spectrum.npz"} <= {p.name for p in spectral_saved.iterdir()}
+    cfg = json.loads((spectral_saved / "cfg.json").read_text())
+    assert cfg["spectrum"] == {"symbols": len(spectral_model.spectrum)}
+    for loaded in (
+        ParsingModel.from_disk(spectral_saved),
+        ParsingModel.from_bytes(spectral_model.to_bytes()),
+    ):
+        assert loaded == spectral_model
+        assert _same_spectrum(loaded.spectrum, spectral_model.spectrum)
+    assert _same_spectrum(read_spectrum(spectral_saved), spectral_model.spectrum)
+
+
+def test_model_spectrum_is_none_without_one(model, saved):
+    assert model.spectrum is None and ParsingModel.from_disk(saved).spectrum is None
+    assert read_spectrum(saved) is None
+    assert "spectrum" not in json.loads((saved / "cfg.json").read_text())
+
+
+def test_model_spectrum_without_counts_roundtrips(spectral_model):
+    bare = Spectrum(spectral_model.spectrum.values)
+    with_bare = ParsingModel(
+        spectral_model.grammar, spectral_model.lexicon, spectral_model.transform, spectrum=bare
+    )
+    loaded = ParsingModel.from_bytes(with_bare.to_bytes())
+    assert loaded.spectrum.counts is None and _same_spectrum(loaded.spectrum, bare)
+
+
+def _rewrite_spectrum_arrays(path: Path, **arrays) -> None:
+    import io
+    import zipfile
+
+    with np.load(path / "spectrum.npz", allow_pickle=False) as npz:
+        contents = {name: npz[name] for name in npz.files}
+    contents.update(arrays)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, array in contents.items():
+            member = io.BytesIO()
+            np.save(member, array, allow_pickle=True)
+            archive.writestr(f"{name}.npy", member.getvalue())
+    (path / "spectrum.npz").write_bytes(buffer.getvalue())
+
+
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (lambda p: (p / "spectrum.npz").unlink(), r"missing file spectrum\.npz"),
+        (lambda p: (p / "spectrum.json").write_text("[1"), r"spectrum\.json is not valid JSON"),
+        (
+            lambda p: (p / "spectrum.npz").write_bytes(b"PK\x03\x04broken"),
+            r"spectrum\.npz is corrupt",
+        ),
+        (lambda p: edit_json(p / "spectrum.json", lambda d: d.update(format="x")), "not the index"),
+        (
+            lambda p: edit_json(p / "spectrum.json", lambda d: d.update(format_version=9)),
+            "E208.*version 9",
+        ),
+        (lambda p: edit_json(p / "spectrum.json", lambda d: d["symbols"].pop()), "offsets"),
+        (
+            lambda p: edit_json(p / "spectrum.json", lambda d: d["symbols"].__setitem__(0, "ZZ")),
+            "E210.*ZZ",
+        ),
+        (lambda p: edit_json(p / "cfg.json", lambda d: d["spectrum"].update(symbols=1)), "says 1"),
+        (lambda p: edit_json(p / "cfg.json", lambda d: d.update(spectrum=3)), "'spectrum' entry"),
+        (
+            lambda p: _rewrite_spectrum_arrays(p, values=np.array([object()])),
+            r"spectrum\.npz is corrupt",  # an object array would need pickle
+        ),
+        (lambda p: _rewrite_spectrum_arrays(p, values=np.zeros(2, np.float32)), "float64"),
+        (lambda p: _rewrite_spectrum_arrays(p, counts=np.zeros(1, np.int64)), "counts"),
+        (lambda p: _rewrite_spectrum_arrays(p, extra=np.zeros(1)), "extra"),
+    ],
+)
+def test_model_bad_spectrum_is_a_clear_error(spectral_saved, damage, message):
+    damage(spectral_saved)
+    with pytest.raises(GrammarError, match=message):
+        ParsingModel.from_disk(spectral_saved)
+
+
+def test_model_spectrum_values_are_checked():
+    with pytest.raises(GrammarError, match="E210.*float64"):
+        Spectrum({"NP": np.array([1, 2])})
+    with pytest.raises(GrammarError, match="E210.*negative or non-finite"):
+        Spectrum({"NP": np.array([1.0, np.nan])})
+    with pytest.raises(GrammarError, match="E210.*counts"):
+        Spectrum({"NP": np.array([1.0])}, {"VP": 3})

@@ -89,8 +89,11 @@ def _trees(depth: int):
         return leaf
     return st.one_of(
         leaf,
-        st.builds(lambda label, kids: Tree(label, tuple(kids)), LABELS,
-                  st.lists(_trees(depth - 1), min_size=1, max_size=3)),  # fmt: skip
+        st.builds(
+            lambda label, kids: Tree(label, tuple(kids)),
+            LABELS,
+            st.lists(_trees(depth - 1), min_size=1, max_size=3),
+        ),  # fmt: skip
     )
 
 

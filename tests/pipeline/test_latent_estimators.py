@@ -1,0 +1,195 @@
+"""The latent estimators through the component's config: spectral, clustering, noisy ensembles."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+import spacy
+from confection import ConfigValidationError
+from spacy.util import registry
+
+from spacy_lpcfg.estimators import ClusteringEstimator, SpectralEstimator
+from spacy_lpcfg.estimators.noise import NoisyEnsemble
+from spacy_lpcfg.trees.transforms import TransformSpec
+
+CONFIGS = Path(__file__).resolve().parents[2] / "projects" / "ptb_sample" / "configs"
+N_TREES = 120  # each fit takes a second or two
+TEXTS = [
+    "The company said it will sell its stake.",
+    "Investors bought more shares on Friday, traders said.",
+    "It fell.",
+]
+CLUSTERING = {"@misc": "spacy_lpcfg.ClusteringEstimator.v1", "n_states": 2}
+ESTIMATORS = {
+    "spectral": {"@misc": "spacy_lpcfg.SpectralEstimator.v1", "n_states": 3},
+    "clustering": {**CLUSTERING, "n_states": 4, "smoothing": 0.2, "init": "random"},
+    "noisy_clustering": {
+        "@misc": "spacy_lpcfg.NoisyEnsemble.v1",
+        "n_models": 2,
+        "noise": "gaussian",
+        "noise_scale": 0.3,
+        "estimator": CLUSTERING,
+    },
+}
+# The component's transforms on the PTB sample, and the decoder "auto" chooses.
+SPEC = TransformSpec(scheme="penn", head_rules="collins")
+DECODERS = {"spectral": "mbr", "clustering": "max_rule", "noisy_clustering": "product_mbr"}
+
+
+def parses(docs) -> list:
+    return [
+        (
+            [(span.label_, span.start, span.end) for span in doc.spans["constituents"]],
+            dict(doc.spans["constituents"].attrs),
+            [token.tag_ for token in doc],
+        )
+        for doc in docs
+    ]
+
+
+@pytest.fixture(scope="module", params=sorted(ESTIMATORS))
+def trained(request, ptb_small, gold_examples):
+    """(name, nlp): a blank English pipeline whose parser was fitted with the estimator."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("lpcfg_parser", config={"estimator": ESTIMATORS[request.param]})
+    examples = gold_examples(nlp, ptb_small[0][:N_TREES])
+    nlp.initialize(lambda: examples)
+    return request.param, nlp
+
+
+def test_latent_estimators_are_registered_entry_points():
+    found = {point.name: point for point in entry_points(group="spacy_misc")}
+    for name in ("SpectralEstimator", "ClusteringEstimator", "NoisyEnsemble"):
+        key = f"spacy_lpcfg.{name}.v1"
+        assert found[key].load() is registry.misc.get(key)
+        assert registry.misc.get(key).__doc__
+
+
+def test_latent_estimators_expose_every_parameter_but_transform_and_language():
+    import inspect
+
+    for name, cls in [
+        ("SpectralEstimator", SpectralEstimator),
+        ("ClusteringEstimator", ClusteringEstimator),
+        ("NoisyEnsemble", NoisyEnsemble),
+    ]:
+        function = registry.misc.get(f"spacy_lpcfg.{name}.v1")
+        params = inspect.signature(function).parameters
+        assert set(params) == set(cls().get_params(deep=False)) - {"transform", "language"}
+        # the same defaults, so that an empty block is the estimator's default
+        made = function()
+        defaults = {k: v for k, v in cls().get_params(deep=False).items() if k in params}
+        if name == "NoisyEnsemble":
+            assert isinstance(made.estimator, ClusteringEstimator)  # never None: see below
+            defaults.pop("estimator")
+        made_params = made.get_params(deep=False)
+        assert {key: made_params[key] for key in defaults} == defaults, name
+
+
+def test_latent_estimators_fit_with_the_components_transforms(trained, ptb_small):
+    name, nlp = trained
+    parser = nlp.get_pipe("lpcfg_parser")
+    model = parser.parsing_model
+    assert model.estimator == name
+    assert model.transform == SPEC and model.language == "en"
+    assert not hasattr(parser.estimator, "model_")  # the configured estimator stays unfitted
+    assert {"NP-SBJ", "VP", "S"} <= set(parser.labels)
+    if name == "noisy_clustering":
+        # the members got the component's transform too, and all of them are saved
+        assert model.params["estimator"]["transform"] == SPEC.to_dict()
+        assert model.params["estimator"]["language"] == "en"
+        assert model.training["ensemble"] == [1]
+    else:
+        assert max(model.grammar.n_states) > 1
+
+
+def test_latent_estimators_parse_with_the_models_decoder(trained):
+    name, nlp = trained
+    parser = nlp.get_pipe("lpcfg_parser")
+    assert parser.decoder == "auto" and parser.parser.decoder == DECODERS[name]
+    docs = list(nlp.pipe(TEXTS))
+    for doc in docs:
+        spans = doc.spans["constituents"]
+        assert len(spans) > 0 and all(token.tag_ for token in doc)
+        assert spans[0].start == 0 and spans[0].end == len(doc)  # the sentence's root phrase
+    assert next(docs[0].sents)._.parse_string.startswith("(S ")
+
+
+def test_latent_estimators_survive_to_disk_and_to_bytes(trained, tmp_path):
+    name, nlp = trained
+    expected = parses(nlp.pipe(TEXTS))
+    nlp.to_disk(tmp_path / name)
+    loaded = spacy.load(tmp_path / name)  # validates the saved estimator block, nested too
+    estimator = loaded.get_pipe("lpcfg_parser").estimator
+    assert repr(estimator) == repr(nlp.get_pipe("lpcfg_parser").estimator)
+    assert parses(loaded.pipe(TEXTS)) == expected
+    original = nlp.get_pipe("lpcfg_parser").parsing_model
+    assert loaded.get_pipe("lpcfg_parser").parsing_model == original
+
+    fresh = spacy.blank("en")
+    fresh.add_pipe("sentencizer")
+    fresh.add_pipe("lpcfg_parser", config={"estimator": ESTIMATORS[name]})
+    fresh.from_bytes(nlp.to_bytes())
+    assert parses(fresh.pipe(TEXTS)) == expected
+    assert fresh.get_pipe("lpcfg_parser").parsing_model == original
+
+
+def test_latent_estimators_an_explicit_decoder_wins(trained, tmp_path):
+    name, nlp = trained
+    nlp.to_disk(tmp_path / name)
+    overrides = {"components": {"lpcfg_parser": {"decoder": "mbr"}}}
+    loaded = spacy.load(tmp_path / name, config=overrides)
+    assert loaded.get_pipe("lpcfg_parser").parser.decoder == "mbr"
+    assert all(len(doc.spans["constituents"]) for doc in loaded.pipe(TEXTS))
+
+
+def test_latent_estimators_auto_decoder_of_a_treebank_grammar(ptb_pipeline_dir):
+    parser = spacy.load(ptb_pipeline_dir).get_pipe("lpcfg_parser")
+    assert parser.parser.decoder == "max_rule"
+
+
+@pytest.mark.parametrize(
+    "estimator, message",
+    [
+        ({"@misc": "spacy_lpcfg.SpectralEstimator.v1", "n_states": "x"}, "n_states"),
+        ({"@misc": "spacy_lpcfg.SpectralEstimator.v1", "n_states": 2.5}, "n_states"),
+        ({"@misc": "spacy_lpcfg.ClusteringEstimator.v1", "n_states": {"NP": "x"}}, "n_states"),
+        ({"@misc": "spacy_lpcfg.ClusteringEstimator.v1", "init": "best"}, "init"),
+        ({"@misc": "spacy_lpcfg.ClusteringEstimator.v1", "smoothing": "high"}, "smoothing"),
+        ({"@misc": "spacy_lpcfg.ClusteringEstimator.v1", "transform": {}}, "transform"),
+        ({"@misc": "spacy_lpcfg.NoisyEnsemble.v1", "noise": "pink"}, "noise"),
+        ({"@misc": "spacy_lpcfg.NoisyEnsemble.v1", "n_models": "many"}, "n_models"),
+        (
+            {"@misc": "spacy_lpcfg.NoisyEnsemble.v1", "estimator": {**CLUSTERING, "n_states": "x"}},
+            "n_states",
+        ),
+    ],
+)
+def test_latent_estimators_config_rejects_bad_values(estimator, message):
+    with pytest.raises(ConfigValidationError, match=message):
+        spacy.blank("en").add_pipe("lpcfg_parser", config={"estimator": estimator})
+
+
+def test_latent_estimators_ensemble_members_are_clustering_models():
+    estimator = {
+        "@misc": "spacy_lpcfg.NoisyEnsemble.v1",
+        "estimator": {"@misc": "spacy_lpcfg.SpectralEstimator.v1"},
+    }
+    with pytest.raises(ValueError, match="E012.*ClusteringEstimator"):
+        spacy.blank("en").add_pipe("lpcfg_parser", config={"estimator": estimator})
+
+
+def test_latent_estimators_n_states_per_symbol():
+    estimator = {"@misc": "spacy_lpcfg.ClusteringEstimator.v1", "n_states": {"NP^S": 4}}
+    parser = spacy.blank("en").add_pipe("lpcfg_parser", config={"estimator": estimator})
+    assert parser.estimator.n_states == {"NP^S": 4}
+
+
+def test_latent_estimators_project_config_resolves():
+    config = spacy.util.load_config(CONFIGS / "clustering.cfg")
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    estimator = nlp.get_pipe("lpcfg_parser").estimator
+    assert isinstance(estimator, ClusteringEstimator) and estimator.n_states == 16
