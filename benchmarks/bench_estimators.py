@@ -1,6 +1,6 @@
 """Spectral and clustering estimators: F1 against the number of states, test F1, cost.
 
-Usage: python benchmarks/bench_estimators.py [--part sweep|test|cost|all] [--limit N]
+Usage: python benchmarks/bench_estimators.py [--part sweep|test|cost|languages|all] [--limit N]
        [--icepahc-dev N] [--no-write]
 
 * ``sweep``: ptb_sample dev F1 of both estimators for n_states in 1, 4, 8, 16, 32
@@ -12,6 +12,8 @@ Usage: python benchmarks/bench_estimators.py [--part sweep|test|cost|all] [--lim
 * ``cost``: train seconds and peak memory of each estimator on the ptb_sample and
   icepahc train splits, each fit in a fresh process, and icepahc dev F1 and parse
   speed on the first ``--icepahc-dev`` sentences.
+* ``languages``: floresta and cess_esp dev F1 of the MLE grammar and clustering m=16,
+  with function tags kept in the grammar or stripped (``--limit``: first N dev sentences).
 
 Every parse uses ``Parser`` with its defaults (latent models prune with their stored
 coarse grammar, ``training["coarse_grammar"]``); ensembles prune once per sentence
@@ -99,24 +101,25 @@ print(json.dumps(out))
 
 
 def estimator(name: str, params: dict):
-    """A fresh estimator by name ("spectral", "clustering", "noisy"); a dict transform
-    is the settings of a TransformSpec."""
+    """A fresh estimator by name ("spectral", "clustering", "noisy": settings of the
+    members under "estimator"); a dict transform is the settings of a TransformSpec,
+    and PTB_TRANSFORM when none is given."""
     from spacy_lpcfg.estimators import ClusteringEstimator, SpectralEstimator
     from spacy_lpcfg.estimators.noise import NoisyEnsemble
     from spacy_lpcfg.trees.transforms import TransformSpec
 
-    if isinstance(params.get("transform"), dict):
-        params = {**params, "transform": TransformSpec(**params["transform"])}
+    params = dict(params)
+    member = dict(params.pop("estimator", {})) if name == "noisy" else params
+    transform = member.get("transform", PTB_TRANSFORM)
+    member["transform"] = TransformSpec(**transform) if isinstance(transform, dict) else transform
     if name == "noisy":
-        member = ClusteringEstimator(**params.get("estimator", {}))
-        return NoisyEnsemble(
-            estimator=member, **{k: v for k, v in params.items() if k != "estimator"}
-        )
+        return NoisyEnsemble(estimator=ClusteringEstimator(**member), **params)
     return {"spectral": SpectralEstimator, "clustering": ClusteringEstimator}[name](**params)
 
 
-def evaluate(model, gold, decoder: str) -> dict:
-    """Parse the gold sentences' words (no tags); F1 (EVALB COLLINS), speed, fallbacks."""
+def evaluate(model, gold, decoder: str, *, keep_trees: bool = False) -> dict:
+    """Parse the gold sentences' words (no tags); F1 (EVALB COLLINS), speed, fallbacks
+    (and the parsed trees, with keep_trees)."""
     from spacy_lpcfg.decode import Parser
     from spacy_lpcfg.evaluation import score_trees
 
@@ -133,6 +136,7 @@ def evaluate(model, gold, decoder: str) -> dict:
         "sentences": len(gold),
         "sentences_per_second": len(gold) / seconds,
         "fallbacks": sum(parser.fallbacks.values()),
+        **({"trees": trees} if keep_trees else {}),
     }
 
 
@@ -268,14 +272,74 @@ def cost(icepahc_dev: int) -> str:
     return "\n".join(lines)
 
 
+LANGUAGE_CONFIGS = {
+    "MLE": ("mle", {}, "max_rule"),
+    "clustering m=16": ("clustering", {"n_states": 16}, "max_rule"),
+}
+
+
+def languages(dev_limit: int) -> str:
+    """Floresta and CESS-ESP: dev F1 with function tags kept in the grammar or not."""
+    from spacy_lpcfg.corpora import CORPORA, load_split
+    from spacy_lpcfg.estimators import MLEEstimator
+    from spacy_lpcfg.evaluation import function_scores, score_trees
+    from spacy_lpcfg.trees.normalize import strip_functions
+    from spacy_lpcfg.trees.transforms import TransformSpec
+
+    lines = [
+        "`python benchmarks/bench_estimators.py --part languages`: train split, dev "
+        f"({'first ' + str(dev_limit) if dev_limit else 'all'} sentences, gold words, no "
+        "tags); transform right, h=1, v=2 (parent annotation); each corpus's label "
+        "scheme and language. F1 = EVALB COLLINS on categories (function tags stripped "
+        "from gold and parse); full-label F1 = brackets matched on span and full label "
+        "(`SUBJ+np`, `sn-SUJ`); function F1 = function tags on brackets whose category "
+        'and span match. Functions "kept": the grammar\'s symbols carry them.',
+        "",
+        "| corpus | model | functions | dev F1 | full-label F1 | function F1 | fit s "
+        "| parse sent/s | fallbacks |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for corpus in ("floresta", "cess_esp"):
+        info = CORPORA[corpus]
+        for keep in (True, False):
+            train = load_split(corpus, "train", data_dir=data_dir(), keep_functions=keep)
+            gold = load_split(corpus, "dev", data_dir=data_dir())[: dev_limit or None]
+            for label, (name, params, decoder) in LANGUAGE_CONFIGS.items():
+                spec = TransformSpec(scheme=info.scheme, keep_functions=keep)
+                if name == "mle":
+                    fitter = MLEEstimator(transform=spec, language=info.lang)
+                else:
+                    fitter = estimator(name, {**params, "transform": spec, "language": info.lang})
+                start = time.perf_counter()
+                model = fitter.fit(train).model_
+                seconds = time.perf_counter() - start
+                result = evaluate(model, gold, decoder, keep_trees=True)
+                trees = result.pop("trees")
+                f1 = score_trees(
+                    [strip_functions(t, info.scheme) for t in gold],
+                    [strip_functions(t, info.scheme) for t in trees],
+                ).to_dict()["bracketing_fscore"]
+                functions = function_scores(gold, trees, info.scheme) if keep else None
+                print(corpus, label, keep, f1, json.dumps(result), file=sys.stderr, flush=True)
+                full = f"{functions.labelled.fscore:.2f}" if functions else ""
+                tags = f"{functions.functions.fscore:.2f}" if functions else ""
+                lines.append(
+                    f"| {corpus} | {label} | {'kept' if keep else 'stripped'} | {f1:.2f} | "
+                    f"{full} | {tags} | {seconds:.1f} | {result['sentences_per_second']:.1f} "
+                    f"| {result['fallbacks']} |"
+                )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--part", choices=("sweep", "test", "cost", "all"), default="all")
+    parts = ("sweep", "test", "cost", "languages")
+    parser.add_argument("--part", choices=(*parts, "all"), default="all")
     parser.add_argument("--limit", type=int, default=0, help="Only the first N dev sentences.")
     parser.add_argument("--icepahc-dev", type=int, default=300)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    parts = ("sweep", "test", "cost") if args.part == "all" else (args.part,)
+    parts = parts if args.part == "all" else (args.part,)
     for part in parts:
         if part == "sweep":
             body = "## Latent estimators: F1 against m (ptb_sample dev)\n\n" + sweep(args.limit)[0]
@@ -283,8 +347,12 @@ def main() -> None:
                 body += f"\n\n![dev F1 against m]({PLOT.relative_to(REPO)})"
         elif part == "test":
             body = "## Latent estimators: ptb_sample test\n\n" + test_scores()
-        else:
+        elif part == "cost":
             body = "## Latent estimators: training cost\n\n" + cost(args.icepahc_dev)
+        else:
+            body = "## Floresta and CESS-ESP: function tags in the grammar\n\n" + languages(
+                args.limit
+            )
         print(body)
         if not args.no_write:
             write_section(f"estimators_{part}", body)
