@@ -164,7 +164,8 @@ def _make_estimator(
     n_states: int | None,
     random_state: int,
     n_models: int = 1,
-    noise: str = "dropout",
+    noise: str = "gaussian",
+    noise_scale: float = 0.3,
 ):
     from .estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
     from .estimators.noise import NoisyEnsemble
@@ -183,7 +184,11 @@ def _make_estimator(
         member = ClusteringEstimator(**common, **latent)
         if n_models > 1:
             return NoisyEnsemble(
-                estimator=member, n_models=n_models, noise=noise, random_state=random_state
+                estimator=member,
+                n_models=n_models,
+                noise=noise,
+                noise_scale=noise_scale,
+                random_state=random_state,
             )
         return member
     _fail(f"unknown estimator '{name}'; available: {', '.join(ESTIMATOR_NAMES)}")
@@ -225,7 +230,10 @@ def train(
         1, "--n-models", help="Noisy clustering models decoded together (clustering)."
     ),
     noise: str = typer.Option(
-        "dropout", "--noise", help="Noise of --n-models: dropout, gaussian, multiplicative."
+        "gaussian", "--noise", help="Noise of --n-models: dropout, gaussian, multiplicative."
+    ),
+    noise_scale: float = typer.Option(
+        0.3, "--noise-scale", help="Dropout probability or relative noise deviation."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
@@ -248,7 +256,15 @@ def train(
             head_rules=head_rules or _default_head_rules(scheme, language),
         )
         fitter = _make_estimator(
-            estimator, spec, language, rare_threshold, n_states, random_state, n_models, noise
+            estimator,
+            spec,
+            language,
+            rare_threshold,
+            n_states,
+            random_state,
+            n_models,
+            noise,
+            noise_scale,
         )
         start = time.perf_counter()
         fitter.fit(trees)

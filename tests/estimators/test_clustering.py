@@ -220,7 +220,9 @@ def test_noise_of_scale_zero_changes_nothing(synthetic):
 
 
 def test_dropout_projects_the_kept_features():
-    ensemble = NoisyEnsemble(estimator=small_estimator(), n_models=1, noise_scale=0.0).fit(TREES)
+    ensemble = NoisyEnsemble(
+        estimator=small_estimator(), n_models=1, noise="dropout", noise_scale=0.0
+    ).fit(TREES)
     projections = ensemble.estimators_[0].projected_.projections
     assert projections.factors is not None
     same = noisy_projections(projections, "dropout", 0.0, np.random.default_rng(0))
@@ -233,7 +235,7 @@ def test_dropout_projects_the_kept_features():
     [
         {"noise": "salt"},
         {"n_models": 0},
-        {"noise_scale": 1.0},
+        {"noise_scale": 1.0, "noise": "dropout"},
         {"noise_scale": -0.1},
         {"estimator": MLEEstimator()},
     ],
