@@ -50,17 +50,10 @@ def make_mle_estimator(
     The arguments are the lexicon's (see ``spacy_lpcfg.grammar.Lexicon``).
     RETURNS (MLEEstimator): the unfitted estimator.
     """
+    params = dict(locals())  # the arguments, before the import adds a name
     from ..estimators import MLEEstimator
 
-    return MLEEstimator(
-        rare_threshold=rare_threshold,
-        signature=signature,
-        suffix_length=suffix_length,
-        open_class_threshold=open_class_threshold,
-        smooth_threshold=smooth_threshold,
-        word_smoothing=word_smoothing,
-        signature_smoothing=signature_smoothing,
-    )
+    return MLEEstimator(**params)
 
 
 # The latent estimators. ``n_states`` is one number for every symbol or a table
@@ -101,24 +94,10 @@ def make_spectral_estimator(
     The other arguments are the lexicon's (see ``spacy_lpcfg.grammar.Lexicon``).
     RETURNS (SpectralEstimator): the unfitted estimator.
     """
+    params = dict(locals())  # the arguments, before the import adds a name
     from ..estimators import SpectralEstimator
 
-    return SpectralEstimator(
-        n_states=n_states,
-        kappa=kappa,
-        word_threshold=word_threshold,
-        min_count_per_state=min_count_per_state,
-        singular_value_threshold=singular_value_threshold,
-        lexical_smoothing=lexical_smoothing,
-        random_state=random_state,
-        rare_threshold=rare_threshold,
-        signature=signature,
-        suffix_length=suffix_length,
-        open_class_threshold=open_class_threshold,
-        smooth_threshold=smooth_threshold,
-        word_smoothing=word_smoothing,
-        signature_smoothing=signature_smoothing,
-    )
+    return SpectralEstimator(**params)
 
 
 @registry.misc("spacy_lpcfg.ClusteringEstimator.v1")
@@ -157,28 +136,10 @@ def make_clustering_estimator(
     The other arguments are the lexicon's (see ``spacy_lpcfg.grammar.Lexicon``).
     RETURNS (ClusteringEstimator): the unfitted estimator.
     """
+    params = dict(locals())  # the arguments, before the import adds a name
     from ..estimators import ClusteringEstimator
 
-    return ClusteringEstimator(
-        n_states=n_states,
-        kappa=kappa,
-        word_threshold=word_threshold,
-        min_count_per_state=min_count_per_state,
-        singular_value_threshold=singular_value_threshold,
-        smoothing=smoothing,
-        lexical_smoothing=lexical_smoothing,
-        n_init=n_init,
-        init=init,
-        max_iter=max_iter,
-        random_state=random_state,
-        rare_threshold=rare_threshold,
-        signature=signature,
-        suffix_length=suffix_length,
-        open_class_threshold=open_class_threshold,
-        smooth_threshold=smooth_threshold,
-        word_smoothing=word_smoothing,
-        signature_smoothing=signature_smoothing,
-    )
+    return ClusteringEstimator(**params)
 
 
 @registry.misc("spacy_lpcfg.NoisyEnsemble.v1")
