@@ -65,15 +65,26 @@ class ChartIndex:
         a binary rule (never a right or unary child, nor the root): the intermediate
         symbols of a binarisation that puts them on the left and names their right
         sibling in their label.
+    left_symbols (np.ndarray): int32[...], the same as a list, increasing.
     sibling_offsets, siblings (np.ndarray): int64[S+1], int32[...]: the right siblings of
         symbol a in its binary rules are ``siblings[sibling_offsets[a]:sibling_offsets[a+1]]``.
+    group_offsets, group_lefts, group_rules (np.ndarray): int64[S+1], int32[G],
+        int64[G+1]: the binary rules grouped by (parent, left child). The groups of
+        parent a are ``group_offsets[a]:group_offsets[a+1]``; group g has left child
+        ``group_lefts[g]`` and rules ``group_rules[g]:group_rules[g+1]`` (rows of
+        binary_rules, which are sorted by parent, then children), so the one-state
+        kernels skip the rules of a left child absent from the chart at once.
     """
 
     binary_parents: np.ndarray
     has_binary: np.ndarray
     left_only: np.ndarray
+    left_symbols: np.ndarray
     sibling_offsets: np.ndarray
     siblings: np.ndarray
+    group_offsets: np.ndarray
+    group_lefts: np.ndarray
+    group_rules: np.ndarray
 
 
 _CACHE: dict[tuple[int, str], tuple[weakref.ref, object]] = {}
@@ -109,12 +120,21 @@ def chart_index(grammar: LPCFG) -> ChartIndex:
     offsets = np.zeros(n_symbols + 1, dtype=np.int64)
     np.cumsum(np.bincount(pairs[:, 0], minlength=n_symbols), out=offsets[1:])
     has_binary = np.diff(grammar.binary_parent_offsets) > 0
+    starts = np.ones(len(rules), dtype=bool)  # rule r starts a (parent, left) group
+    starts[1:] = (rules[1:, :2] != rules[:-1, :2]).any(axis=1)
+    group_rules = np.append(np.flatnonzero(starts), len(rules)).astype(np.int64)
+    group_offsets = np.zeros(n_symbols + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rules[starts, 0], minlength=n_symbols), out=group_offsets[1:])
     return ChartIndex(
         binary_parents=np.flatnonzero(has_binary).astype(np.int32),
         has_binary=has_binary,
         left_only=left_only,
+        left_symbols=np.flatnonzero(left_only).astype(np.int32),
         sibling_offsets=offsets,
         siblings=pairs[:, 1].astype(np.int32),
+        group_offsets=group_offsets,
+        group_lefts=rules[starts, 1].astype(np.int32),
+        group_rules=group_rules,
     )
 
 

@@ -5,6 +5,7 @@ anchored rule posteriors, the inputs of every sum-based decoder. One-state gramm
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,31 +135,72 @@ def _one_state_chart(grammar, n, lex, masks, rule_posteriors) -> ChartPosteriors
         np.bincount(columns[column_members], minlength=len(column_offsets) - 1),
         out=column_offsets[1:],
     )
-    table_type = np.zeros(0, np.uint16 if grammar.n_symbols < 65535 else np.int32)
-    (table, cell_first, cell_count, symbols, starts, ends, exponents, values,
-     edges) = one_state_inside(
+    table_buffer, bit_buffer, edge_buffer = _take_scratch(
+        np.uint16 if grammar.n_symbols < 65535 else np.int32
+    )
+    (table, cell_first, cell_count, symbols, starts, ends, exponents, values, bits,
+     table_buffer, bit_buffer, cell_edges, n_edges) = one_state_inside(
         n, grammar.n_symbols,
-        grammar.binary_rules, grammar.binary_weights,
-        grammar.binary_parent_offsets, index.binary_parents,
+        grammar.binary_rules, grammar.binary_weights, index.binary_parents,
+        index.group_offsets, index.group_lefts, index.group_rules,
         grammar.unary_rules, grammar.unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
         positions, tags, offsets, values,
         has_mask, mask, mask.view(np.uint64), columns, column_offsets, column_members,
-        index.left_only, index.sibling_offsets, index.siblings, table_type,
+        index.left_symbols, index.sibling_offsets, index.siblings, table_buffer, bit_buffer,
+        edge_buffer,
     )  # fmt: skip
-    if table[0, n, grammar.root] == 0:
-        return _no_parse(n)
-    top = cell_first[0, n] + table[0, n, grammar.root] - 1
-    if values[top] == 0.0:
-        return _no_parse(n)
-    outside = one_state_outside(
-        n, grammar.root, grammar.binary_rules, grammar.binary_weights,
-        grammar.unary_rules, grammar.unary_weights,
-        grammar.unary_parent_offsets, grammar.unary_parent_order,
-        table, cell_first, cell_count, symbols, starts, ends, exponents, values, edges,
-        values[top], exponents[top], rule_posteriors,
-    )  # fmt: skip
+    try:
+        if table[0, n, grammar.root] == 0:
+            return _no_parse(n)
+        top = cell_first[0, n] + table[0, n, grammar.root] - 1
+        if values[top] == 0.0:
+            return _no_parse(n)
+        outside = one_state_outside(
+            n, grammar.root, grammar.binary_rules, grammar.binary_weights,
+            index.group_offsets, index.group_lefts, index.group_rules,
+            grammar.unary_rules, grammar.unary_weights,
+            grammar.unary_parent_offsets, grammar.unary_parent_order,
+            table, cell_first, cell_count, symbols, starts, ends, exponents, values, bits,
+            edge_buffer[:n_edges], cell_edges, values[top], exponents[top], rule_posteriors,
+        )  # fmt: skip
+    finally:
+        _return_scratch(table_buffer, bit_buffer, edge_buffer)
     return _posteriors(n, values[top], exponents[top], symbols, starts, ends, outside)
+
+
+# The item table, bitsets and hyperedge buffer of the one-state kernels, reused by
+# the next sentence of the same thread: fresh memory costs a page fault per 4 KiB, a
+# large part of a sparse pass. Tables and bitsets above _KEEP_BYTES (a long sentence
+# on a large grammar) are not kept. The hyperedge buffer has a fixed capacity
+# (_EDGE_CAPACITY, 16 bytes each); its pages are only touched as far as a sentence
+# fills it, and the outside pass searches again the hyperedges that did not fit.
+_SCRATCH = threading.local()
+_KEEP_BYTES = 64 << 20
+_EDGE_CAPACITY = 1 << 22
+
+
+def _take_scratch(table_type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(table buffer of table_type, uint64 bitset buffer, int32 (C, 4) hyperedge
+    buffer), taken out of the thread's scratch while in use."""
+    if not hasattr(_SCRATCH, "tables"):
+        _SCRATCH.tables, _SCRATCH.bits, _SCRATCH.edges = {}, None, None
+    table = _SCRATCH.tables.pop(np.dtype(table_type), None)
+    bits, _SCRATCH.bits = _SCRATCH.bits, None
+    edges, _SCRATCH.edges = _SCRATCH.edges, None
+    return (
+        np.empty(0, table_type) if table is None else table,
+        np.empty(0, np.uint64) if bits is None else bits,
+        np.empty((_EDGE_CAPACITY, 4), np.int32) if edges is None else edges,
+    )
+
+
+def _return_scratch(table: np.ndarray, bits: np.ndarray, edges: np.ndarray) -> None:
+    if table.nbytes <= _KEEP_BYTES:
+        _SCRATCH.tables[table.dtype] = table
+    if bits.nbytes <= _KEEP_BYTES:
+        _SCRATCH.bits = bits
+    _SCRATCH.edges = edges
 
 
 def _posteriors(n, z_mantissa, z_exponent, symbols, starts, ends, outside) -> ChartPosteriors:
