@@ -159,8 +159,8 @@ def make_noisy_ensemble(
         n_states = 16
 
     The component sets the members' ``transform`` and ``language``. The model
-    stores every member, but the parser decodes the first one (as ``spacy-lpcfg
-    test`` does): product decoding of the members is not available there yet.
+    stores every member; with ``decoder = "auto"`` the parser decodes them
+    together (``product_mbr``), pruned once per sentence.
 
     estimator (ClusteringEstimator | None): the members' settings (None:
         ``spacy_lpcfg.ClusteringEstimator.v1``'s defaults).

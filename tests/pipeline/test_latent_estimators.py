@@ -193,3 +193,17 @@ def test_latent_estimators_project_config_resolves():
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     estimator = nlp.get_pipe("lpcfg_parser").estimator
     assert isinstance(estimator, ClusteringEstimator) and estimator.n_states == 16
+
+
+def test_latent_estimators_project_ensemble_config_is_the_recommended_recipe():
+    """projects/ptb_sample's default: 8 noisy clustering m=16 members, v=1, function tags kept."""
+    config = spacy.util.load_config(CONFIGS / "ensemble.cfg")
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    parser = nlp.get_pipe("lpcfg_parser")
+    ensemble = parser.estimator
+    assert isinstance(ensemble, NoisyEnsemble)
+    assert (ensemble.n_models, ensemble.noise, ensemble.noise_scale) == (8, "gaussian", 0.3)
+    assert isinstance(ensemble.estimator, ClusteringEstimator)
+    assert ensemble.estimator.n_states == 16
+    transforms = config["components"]["lpcfg_parser"]["transforms"]
+    assert transforms["v_markov"] == 1 and transforms["keep_functions"] is True
