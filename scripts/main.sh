@@ -39,4 +39,6 @@ for sent in doc.sents:
     if sent.text.strip():
         print(sent._.parse_string)
 print([(span.label_, span.text) for span in doc.spans["constituents"]][:6])
+spacy_lpcfg.render(doc).save("projects/ptb_sample/metrics/example.svg")
+print("trees drawn -> projects/ptb_sample/metrics/example.svg")
 PY

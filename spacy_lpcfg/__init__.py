@@ -7,4 +7,24 @@ scikit-learn and spaCy are imported by the modules that need them.
 from .about import __version__
 from .errors import NonConstituentException, NotParsedError
 
-__all__ = ["NonConstituentException", "NotParsedError", "__version__"]
+__all__ = ["NonConstituentException", "NotParsedError", "__version__", "render"]
+
+
+def render(obj, **options):
+    """Draw constituency trees as an SVG picture (shown inline in Jupyter).
+
+    obj: a ``Tree``, Penn-bracketed text (one or more trees), a list of Trees, or a
+        spaCy ``Span`` (one tree) or ``Doc`` (one tree per sentence, stacked) parsed
+        by the ``lpcfg_parser`` component.
+    **options: ``scheme`` ("penn", "floresta", "cess"; a Doc's own by default),
+        ``show_root``, ``spans_key`` (Span/Doc only) and the fields of
+        ``spacy_lpcfg.pictures.RenderStyle`` (font_size, colours, ...).
+    RETURNS (TreeSVG): the SVG text (a ``str``), with the geometry in ``.layouts``.
+    """
+    if type(obj).__module__.partition(".")[0] == "spacy":
+        from .pipeline.pictures import render_spacy
+
+        return render_spacy(obj, **options)
+    from .pictures import render_trees
+
+    return render_trees(obj, **options)

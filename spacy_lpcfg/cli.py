@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import sys
+from itertools import islice
 from pathlib import Path
 
 import typer
+
+from .errors import excerpt
 
 app = typer.Typer(
     name="spacy-lpcfg",
@@ -42,6 +47,52 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+TREEBANK_ENCODING_OPTION = typer.Option(
+    None,
+    "--encoding",
+    help="Encoding of a treebank path's files (default: UTF-8; Floresta and CESS-ESP "
+    "files: latin-1). Named corpora are read in their own.",
+    show_default=False,
+)
+
+
+def _check_input_file(path: Path) -> None:
+    """Fail (one line, before any work) unless ``path`` is a readable file."""
+    if not path.exists():
+        _fail(f"{path}: no such file")
+    if path.is_dir():
+        _fail(f"{path} is a directory: give a file")
+    if not os.access(path, os.R_OK):
+        _fail(f"{path}: permission denied")
+
+
+def _check_output_file(path: Path, what: str) -> None:
+    """Fail before any work when ``what`` could not be written to the file ``path``."""
+    where = f"cannot write {what} to {path}"
+    if path.is_dir():
+        _fail(f"{where}: it is a directory")
+    if not path.parent.is_dir():
+        _fail(f"{where}: there is no directory {path.parent}")
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        _fail(f"{where}: permission denied")
+
+
+def _check_output_dir(path: Path) -> None:
+    """Fail before any work when ``path`` cannot be (made) a writable directory."""
+    if path.exists() and not path.is_dir():
+        _fail(f"cannot write to {path}: it is a file, not a directory")
+    existing = next(folder for folder in (path, *path.absolute().parents) if folder.exists())
+    if not existing.is_dir():
+        _fail(f"cannot create {path}: {existing} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        _fail(f"cannot write to {path}: permission denied in {existing}")
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 1:
+        _fail(f"--limit must be at least 1, not {limit} (leave it out to use every tree)")
+
+
 @app.command()
 def stats(
     corpus: str = typer.Argument(
@@ -49,11 +100,11 @@ def stats(
     ),
     split: str | None = typer.Option(None, "--split", help="train, dev or test (default: all)."),
     data_dir: Path | None = DATA_DIR_OPTION,
+    encoding: str | None = TREEBANK_ENCODING_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Treebank statistics: trees, tokens, vocabulary, labels, function tags, lengths."""
     from .corpora import open_treebank
-    from .errors import DataNotFoundError, TreebankFormatError
     from .trees.normalize import NormalizeOptions
     from .trees.stats import treebank_stats
 
@@ -61,9 +112,11 @@ def stats(
     # statistics normalise before counting anything else.
     raw = NormalizeOptions(remove_empty=False, strip_indices=False)
     try:
-        trees, scheme = open_treebank(corpus, split, data_dir=data_dir, options=raw)
+        trees, scheme = open_treebank(
+            corpus, split, data_dir=data_dir, options=raw, encoding=encoding
+        )
         result = treebank_stats(trees, scheme)
-    except (DataNotFoundError, TreebankFormatError, ValueError) as err:
+    except (OSError, ValueError) as err:  # missing data, bad files (TreebankFormatError)
         _fail(str(err))
     if as_json:
         _print_json(result)
@@ -79,19 +132,26 @@ def stats(
 
 @app.command()
 def evaluate(
-    gold: Path = typer.Argument(..., exists=True, dir_okay=False, help="Gold trees, one per line."),
-    test: Path = typer.Argument(
-        ..., exists=True, dir_okay=False, help="Parsed trees, one per line."
-    ),
+    gold: Path = typer.Argument(..., help="Gold trees, one per line."),
+    test: Path = typer.Argument(..., help="Parsed trees, one per line."),
     params: str = typer.Option("collins", "--params", help="collins, spmrl or a .prm file."),
+    encoding: str | None = typer.Option(
+        None,
+        "--encoding",
+        help="Encoding of both files (default: words compare byte for byte, as in EVALB; "
+        "a UTF-8 byte-order mark is ignored).",
+        show_default=False,
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Score parsed trees against gold trees with EVALB semantics (EVALB's output format)."""
     from .evaluation import evaluate_files, get_params
 
+    _check_input_file(gold)
+    _check_input_file(test)
     try:
-        result = evaluate_files(gold, test, get_params(params))
-    except (OSError, ValueError) as err:
+        result = evaluate_files(gold, test, get_params(params), encoding=encoding)
+    except (OSError, ValueError) as err:  # unreadable or undecodable files, bad parameters
         _fail(str(err))
     for message in result.messages:
         typer.echo(message, err=True)
@@ -108,49 +168,56 @@ def convert(
     corpus: str = typer.Argument(
         ..., help="Corpus name (ptb_sample, icepahc, ...) or treebank path."
     ),
-    output_dir: Path = typer.Argument(
-        ..., file_okay=False, help="Where to write the .spacy files."
-    ),
+    output_dir: Path = typer.Argument(..., help="Where to write the .spacy files."),
     split: str | None = typer.Option(
         None, "--split", help="Only this split of a named corpus (default: train, dev and test)."
     ),
     data_dir: Path | None = DATA_DIR_OPTION,
     functions: bool = typer.Option(True, "--functions/--no-functions", help="Keep function tags."),
     spans_key: str = typer.Option("constituents", "--spans-key", help="Span group key."),
+    encoding: str | None = TREEBANK_ENCODING_OPTION,
 ) -> None:
     """Write treebank trees as spaCy training data: OUTPUT_DIR/{train,dev,test}.spacy.
 
     One Doc per tree, with the treebank's tokens, POS tags in token.tag_ and the
     constituents in doc.spans[SPANS_KEY]. A treebank path gives OUTPUT_DIR/<name>.spacy.
     """
-    import os
-
-    from .corpora import CORPORA, load_splits
-    from .errors import DataNotFoundError, TransformError, TreebankFormatError
+    from .corpora import CORPORA, load_splits, open_treebank
+    from .errors import Errors
     from .pipeline.readers import read_treebank, trees_to_docbin
+    from .trees.formats import FORMAT_ENCODINGS
 
+    _check_output_dir(output_dir)
     try:
         if corpus in CORPORA:
             scheme = CORPORA[corpus].scheme
+            if encoding is not None:
+                used = FORMAT_ENCODINGS[CORPORA[corpus].format]
+                _fail(Errors.E024.format(name=corpus, encoding=used))
             if split:  # one split (read_treebank checks its name)
                 trees, _ = read_treebank(corpus, split, data_dir=data_dir, keep_functions=functions)
                 outputs = {split: trees}
             else:  # all three, reading the corpus once
                 outputs = load_splits(corpus, data_dir=data_dir, keep_functions=functions)
         else:
-            trees, scheme = read_treebank(corpus, keep_functions=functions)
+            if corpus.endswith(".spacy"):
+                _fail(f"{corpus} is a .spacy file: it is spaCy training data already")
+            trees, scheme = open_treebank(corpus, keep_functions=functions, encoding=encoding)
             outputs = {Path(corpus).name.split(".")[0] or "corpus": trees}
-    except (DataNotFoundError, TreebankFormatError, TransformError, ValueError) as err:
+    except (OSError, ValueError) as err:  # missing data, bad files, bad trees
         _fail(str(err))
-    output_dir.mkdir(parents=True, exist_ok=True)
-    for name, trees in outputs.items():
-        target = output_dir / f"{name}.spacy"
-        docbin = trees_to_docbin(trees, scheme, spans_key=spans_key)
-        # Written beside the target and renamed, so an interrupted run leaves no partial file.
-        partial = target.with_name(f".{target.name}.partial")
-        docbin.to_disk(partial)
-        os.replace(partial, target)
-        typer.echo(f"{len(trees)} trees -> {target}", err=True)
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for name, trees in outputs.items():
+            target = output_dir / f"{name}.spacy"
+            docbin = trees_to_docbin(trees, scheme, spans_key=spans_key)
+            # Written beside the target and renamed: an interrupted run leaves no partial file.
+            partial = target.with_name(f".{target.name}.partial")
+            docbin.to_disk(partial)
+            os.replace(partial, target)
+            typer.echo(f"{len(trees)} trees -> {target}", err=True)
+    except OSError as err:
+        _fail(f"cannot write to {output_dir}: {err.strerror or err}")
 
 
 ESTIMATOR_NAMES = ("mle", "spectral", "clustering")
@@ -209,6 +276,7 @@ def train(
     ),
     split: str = typer.Option("train", "--split", help="Split of a named corpus to train on."),
     data_dir: Path | None = DATA_DIR_OPTION,
+    encoding: str | None = TREEBANK_ENCODING_OPTION,
     binarization: str = typer.Option("right", "--binarization", help="right, left or head."),
     h_markov: int = typer.Option(1, "--h-markov", help="Horizontal Markov order (-1: infinite)."),
     v_markov: int = typer.Option(2, "--v-markov", help="Vertical Markov order (1: none)."),
@@ -246,7 +314,7 @@ def train(
 
     language = language or (CORPORA[corpus].lang if corpus in CORPORA else "en")
     try:
-        trees, scheme = open_treebank(corpus, split, data_dir=data_dir)
+        trees, scheme = open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
         spec = TransformSpec(
             binarization=binarization,
             h_markov=None if h_markov < 0 else h_markov,
@@ -328,64 +396,96 @@ def _load_parser(
             max_length=max_length,
             use_tags=use_tags,
         )
-    except (GrammarError, ValueError) as err:
+    except (GrammarError, OSError, ValueError) as err:
         _fail(str(err))
 
 
-# Words that would break bracket notation, written the Penn Treebank way.
-_BRACKET_WORDS = {"(": "-LRB-", ")": "-RRB-"}
+def _check_model_dir(model_dir: Path) -> None:
+    """Fail at once (before reading any input) when there is no model directory."""
+    if not model_dir.is_dir():
+        _fail(f"{model_dir}: no such model directory (train one with 'spacy-lpcfg train')")
 
 
-def _bracketed(tree) -> str:
-    return tree.with_words([_BRACKET_WORDS.get(w, w) for w in tree.words()]).pformat()
-
-
-def _split_tokens(line: str, tagged: str) -> tuple[list[str], list[str] | None]:
+def _split_tokens(line: str, tagged: bool) -> tuple[list[str], list[str] | None]:
+    """The words of a line of input, and with ``tagged`` the tags of its word/TAG tokens
+    (split at the last "/"). RAISES ValueError: a token without a word or tag (its
+    column and a short excerpt in the message)."""
     tokens = line.split()
+    if not tagged:
+        return tokens, None
     pairs = [token.rpartition("/") for token in tokens]
-    looks_tagged = all(sep and word and tag for word, sep, tag in pairs)
-    if tagged == "yes" or (tagged == "auto" and looks_tagged):
-        if not looks_tagged:
-            bad = next(t for t, (w, sep, tag) in zip(tokens, pairs) if not (sep and w and tag))
-            raise ValueError(f"token {bad!r} is not of the form word/TAG")
-        return [word for word, _, _ in pairs], [tag for _, _, tag in pairs]
-    return tokens, None
+    for position, (token, (word, sep, tag)) in enumerate(zip(tokens, pairs)):
+        if not (sep and word and tag):
+            column = _token_column(line, position)
+            raise ValueError(
+                f"column {column}: token {excerpt(token)} is not of the form word/TAG "
+                "(with --tagged, every token is)"
+            )
+    return [word for word, _, _ in pairs], [tag for _, _, tag in pairs]
+
+
+def _token_column(line: str, position: int) -> int:
+    """The 1-based column of the whitespace-separated token number ``position``."""
+    return next(islice(re.finditer(r"\S+", line), position, None)).start() + 1
 
 
 @app.command()
 def parse(
-    model_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A trained model."),
+    model_dir: Path = typer.Argument(..., help="A trained model."),
     input_file: Path | None = typer.Argument(
         None,
-        exists=True,
-        dir_okay=False,
         help="Tokenised text, one sentence per line (default: stdin).",
+        show_default=False,
     ),
-    tagged: str = typer.Option("auto", "--tagged", help="Tokens are word/TAG: auto, yes or no."),
+    tagged: bool = typer.Option(
+        False, "--tagged", help="Tokens are word/TAG (split at the last '/'): tags constrain."
+    ),
+    encoding: str = typer.Option(
+        "utf-8", "--encoding", help="Input encoding (a UTF-8 byte-order mark is ignored)."
+    ),
     decoder: str = PARSER_OPTIONS["decoder"],
     threshold: float = PARSER_OPTIONS["threshold"],
     max_length: int = PARSER_OPTIONS["max_length"],
 ) -> None:
-    """Parse tokenised sentences (one per line) and print one Penn-bracketed tree per line."""
-    if tagged not in ("auto", "yes", "no"):
-        _fail(f"--tagged must be auto, yes or no, not {tagged!r}")
+    """Parse tokenised sentences (one per line) and print one Penn-bracketed tree per line.
+
+    Words holding brackets are written with the Penn Treebank escapes (f(x) ->
+    f-LRB-x-RRB-; spacy_lpcfg.trees.brackets.unescape_word reads them back).
+    """
+    from .errors import TreebankFormatError
+    from .trees.formats.text import check_encoding, iter_lines
+
+    name = str(input_file) if input_file else "stdin"
+    _check_model_dir(model_dir)
+    if input_file is not None:
+        _check_input_file(input_file)
+    try:
+        check_encoding(encoding)
+    except ValueError as err:
+        _fail(str(err))
     parser = _load_parser(model_dir, decoder, threshold, max_length)
-    lines = input_file.open(encoding="utf-8") if input_file else sys.stdin
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            sys.stdout.write("\n")
-            continue
-        try:
-            words, tags = _split_tokens(line, tagged)
-        except ValueError as err:
-            _fail(f"{input_file or 'stdin'}, line {number}: {err}")
-        sys.stdout.write(_bracketed(parser.parse(words, tags).tree) + "\n")
-        sys.stdout.flush()
+    stream = input_file.open("rb") if input_file else sys.stdin.buffer
+    try:
+        for number, line in enumerate(iter_lines(stream, encoding, name), 1):
+            if not line.strip():
+                sys.stdout.write("\n")
+                continue
+            try:
+                words, tags = _split_tokens(line, tagged)
+            except ValueError as err:
+                _fail(f"{name}, line {number}, {err}")
+            sys.stdout.write(parser.parse(words, tags).tree.pformat() + "\n")
+            sys.stdout.flush()
+    except (OSError, TreebankFormatError) as err:  # unreadable or undecodable input
+        _fail(str(err))
+    finally:
+        if input_file is not None:
+            stream.close()
 
 
 @app.command("test")
 def test_command(
-    model_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A trained model."),
+    model_dir: Path = typer.Argument(..., help="A trained model."),
     corpus: str = typer.Argument(..., help="Corpus name or treebank path."),
     split: str = typer.Option("test", "--split", help="Split of a named corpus."),
     data_dir: Path | None = DATA_DIR_OPTION,
@@ -398,22 +498,27 @@ def test_command(
     output: Path | None = typer.Option(
         None, "--output", help="Also write the parses here, one per line."
     ),
-    limit: int | None = typer.Option(None, "--limit", help="Only the first N sentences."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N (>= 1) sentences."),
+    encoding: str | None = TREEBANK_ENCODING_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Parse a treebank split from its gold tokens (no gold tags) and score it with EVALB."""
     import time
 
     from .corpora import open_treebank
-    from .errors import DataNotFoundError, TreebankFormatError
     from .evaluation import get_params, score_trees
 
+    # Everything that can fail fails before the parsing starts.
+    _check_limit(limit)
+    _check_model_dir(model_dir)
+    if output is not None:
+        _check_output_file(output, "the parses")
     try:
-        gold, _ = open_treebank(corpus, split, data_dir=data_dir)
+        gold, _ = open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
         evalb = get_params(params)
-    except (DataNotFoundError, TreebankFormatError, ValueError) as err:
+    except (OSError, ValueError) as err:  # missing data, bad files, bad parameters
         _fail(str(err))
-    gold = gold[:limit] if limit else gold
+    gold = gold[:limit]
     parser = _load_parser(model_dir, decoder, threshold, max_length)
     parser.parse(gold[0].words())  # compile the kernels before the clock starts
     parser.fallbacks.clear()
@@ -421,8 +526,6 @@ def test_command(
     parses = parser.parse_all((tree.words() for tree in gold), progress=True, total=len(gold))
     seconds = time.perf_counter() - start
     trees = [p.tree for p in parses]
-    if output:
-        output.write_text("".join(_bracketed(t) + "\n" for t in trees), encoding="utf-8")
     result = score_trees(gold, trees, evalb)
     scores = {
         key: value for key, value in result.to_dict().items() if not isinstance(value, (dict, list))
@@ -436,13 +539,18 @@ def test_command(
     )
     if as_json:
         _print_json(scores)
-        return
-    sys.stdout.write(result.format())
-    typer.echo(
-        f"{len(gold)} sentences in {seconds:.1f} s ({len(gold) / seconds:.1f}/s), "
-        f"fallbacks: {dict(parser.fallbacks) or 0}",
-        err=True,
-    )
+    else:
+        sys.stdout.write(result.format())
+        typer.echo(
+            f"{len(gold)} sentences in {seconds:.1f} s ({len(gold) / seconds:.1f}/s), "
+            f"fallbacks: {dict(parser.fallbacks) or 0}",
+            err=True,
+        )
+    if output is not None:  # after the scores are out, so a late failure loses nothing
+        try:
+            output.write_text("".join(tree.pformat() + "\n" for tree in trees), encoding="utf-8")
+        except OSError as err:
+            _fail(f"cannot write the parses to {output}: {err.strerror or err}")
 
 
 plot_app = typer.Typer(
@@ -489,6 +597,118 @@ def plot_spectrum(
     except (GrammarError, ImportError, ValueError) as err:
         _fail(str(err))
     typer.echo(f"spectrum of {len(spectrum)} symbols -> {written}", err=True)
+
+
+def _decode_input(path: Path | None, encoding: str) -> str:
+    """The text of a file (or stdin); a decoding error names file, line and column."""
+    from .trees.formats.text import decode_text, read_text
+
+    try:
+        if path is not None:
+            return read_text(path, encoding)
+        return decode_text(sys.stdin.buffer.read(), encoding, "stdin")
+    except ValueError as err:  # TreebankFormatError, unknown encoding
+        _fail(str(err))
+
+
+def _bracketed_trees(path: Path | None, encoding: str | None, scheme: str | None, limit):
+    """``(trees, scheme)`` from a treebank file or directory, or bracketed trees on stdin."""
+    from itertools import islice
+
+    from .errors import TreebankFormatError
+    from .trees.brackets import iter_raw_trees, raw_to_tree
+    from .trees.formats.reader import TreebankReader
+    from .trees.normalize import normalize
+
+    try:
+        if path is not None:
+            reader = TreebankReader(path, encoding=encoding)
+            return list(islice(reader, limit)), scheme or reader.scheme
+        text = _decode_input(None, encoding or "utf-8")
+        trees = []
+        for raw, line in iter_raw_trees(text, path="stdin"):
+            tree = normalize(raw_to_tree(raw, path="stdin", line=line), scheme or "penn")
+            if tree is not None:
+                trees.append(tree)
+            if limit and len(trees) >= limit:
+                break
+        return trees, scheme or "penn"
+    except ValueError as err:  # TreebankFormatError, unknown encoding
+        _fail(str(err))
+
+
+@app.command("render")
+def render_command(
+    input_path: Path | None = typer.Argument(
+        None,
+        exists=True,
+        help="Bracketed trees (one per line, as 'parse' and 'test --output' write them) or a "
+        "treebank file or directory; with --model, tokenised text, one sentence per line. "
+        "Default: stdin.",
+        show_default=False,
+        metavar="INPUT",
+    ),
+    output: Path = typer.Option(..., "--output", "-o", dir_okay=False, help="HTML page to write."),
+    model_dir: Path | None = typer.Option(
+        None, "--model", exists=True, file_okay=False, help="Parse the text with this model."
+    ),
+    tagged: bool = typer.Option(
+        False, "--tagged", help="With --model: tokens are word/TAG (split at the last '/')."
+    ),
+    encoding: str | None = typer.Option(
+        None, "--encoding", help="Input encoding (default: UTF-8, or a treebank format's own)."
+    ),
+    scheme: str | None = typer.Option(
+        None, "--scheme", help="Label notation: penn, floresta or cess (default: the input's)."
+    ),
+    title: str | None = typer.Option(None, "--title", help="Page title (default: input name)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N trees."),
+    decoder: str = PARSER_OPTIONS["decoder"],
+    threshold: float = PARSER_OPTIONS["threshold"],
+    max_length: int = PARSER_OPTIONS["max_length"],
+) -> None:
+    """Draw constituency trees as SVG pictures on one HTML page, each under its sentence.
+
+    Long sentences make wide trees: the page scrolls them sideways.
+    """
+    from .pictures import html_page, render_trees
+    from .trees.labels import SCHEMES
+
+    if scheme is not None and scheme not in SCHEMES:
+        _fail(f"--scheme must be one of {', '.join(SCHEMES)}, not {scheme!r}")
+    name = str(input_path) if input_path else "stdin"
+    if input_path is not None and model_dir is not None and input_path.is_dir():
+        _fail(f"{name} is a directory: with --model, give a text file")
+    if model_dir is None:
+        trees, scheme = _bracketed_trees(input_path, encoding, scheme, limit)
+        captions = [" ".join(tree.words()) for tree in trees]
+    else:
+        parser = _load_parser(model_dir, decoder, threshold, max_length)
+        scheme = scheme or parser.model.label_scheme
+        trees, captions = [], []
+        text = _decode_input(input_path, encoding or "utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            if limit and len(trees) >= limit:
+                break
+            try:
+                words, tags = _split_tokens(line, tagged)
+            except ValueError as err:
+                _fail(f"{name}, line {number}, {err}")
+            trees.append(parser.parse(words, tags).tree)
+            captions.append(" ".join(words))
+    if not trees:
+        _fail(f"no trees in {name}")
+    pictures = []
+    for number, (tree, caption) in enumerate(zip(trees, captions), 1):
+        try:
+            pictures.append((render_trees(tree, scheme=scheme), caption))
+        except ValueError as err:
+            _fail(f"{name}, tree {number}: {err}")
+    page = html_page(pictures, title=title or f"Constituency trees: {name}")
+    output.write_text(page, encoding="utf-8")
+    typer.echo(f"{len(pictures)} tree(s) -> {output}", err=True)
 
 
 def main() -> None:

@@ -17,7 +17,13 @@ from itertools import chain
 from pathlib import Path
 
 from .errors import DataNotFoundError, Errors
-from .trees.formats import FORMATS, TreebankReader, read_treebank, treebank_files
+from .trees.formats import (
+    FORMAT_ENCODINGS,
+    FORMATS,
+    TreebankReader,
+    read_treebank,
+    treebank_files,
+)
 from .trees.normalize import NormalizeOptions
 from .trees.tree import Tree
 
@@ -208,26 +214,50 @@ def open_treebank(
     keep_functions: bool = True,
     options: NormalizeOptions | None = None,
     format: str = "auto",
+    encoding: str | None = None,
 ) -> tuple[list[Tree], str]:
     """The trees of a registered corpus (split) or of a treebank file or directory.
 
     name_or_path (str | Path): a key of ``CORPORA``, or a path (then ``split`` is ignored).
     format (str): the format of a path (``"auto"`` detects it).
-    RETURNS (tuple[list[Tree], str]): the trees and the name of their label scheme.
-    RAISES ValueError: neither a corpus nor an existing path, or unknown split.
+    encoding (str | None): the encoding of a path's files (None: the format's own, see
+        ``TreebankReader``); corpora are read in their own encodings.
+    RETURNS (tuple[list[Tree], str]): the trees (at least one) and the name of their
+        label scheme.
+    RAISES ValueError: an unknown corpus or split, a path that does not exist, an
+        encoding given with a corpus, or no trees. TreebankFormatError (a ValueError):
+        a file cannot be read, decoded or parsed (it names file and line).
+        DataNotFoundError: corpus data missing, or a directory without treebank files.
     """
     if str(name_or_path) in CORPORA:
         info = CORPORA[str(name_or_path)]
+        if encoding is not None:
+            used = FORMAT_ENCODINGS[info.format]
+            raise ValueError(Errors.E024.format(name=info.name, encoding=used))
         trees = load_split(
             info.name, split, data_dir=data_dir, keep_functions=keep_functions, options=options
         )
         return trees, info.scheme
     path = Path(name_or_path)
     if not path.exists():
-        raise ValueError(Errors.E006.format(name=name_or_path, known=", ".join(CORPORA)))
+        known = ", ".join(CORPORA)
+        if _looks_like_path(str(name_or_path)):
+            raise ValueError(Errors.E021.format(name=name_or_path, known=known))
+        raise ValueError(Errors.E006.format(name=name_or_path, known=known))
     options = options or NormalizeOptions(keep_functions=keep_functions)
-    reader = TreebankReader(path, format, options=options)
-    return list(reader), reader.scheme
+    reader = TreebankReader(path, format, options=options, encoding=encoding)
+    trees = list(reader)
+    if not trees:
+        raise ValueError(Errors.E022.format(path=path, reason=_NO_TREES))
+    return trees, reader.scheme
+
+
+_NO_TREES = "no bracketed tree with words, such as (TOP (S (NN word)))"
+
+
+def _looks_like_path(name: str) -> bool:
+    """A name with a folder separator or a file name ending: a path, not a corpus typo."""
+    return "/" in name or os.sep in name or bool(Path(name).suffix)
 
 
 def _file_reader(info: Corpus, options: NormalizeOptions) -> ReadFile:

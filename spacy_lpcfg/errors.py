@@ -17,6 +17,13 @@ class _CodedMessages(type):
         return f"[{code}] {message}"
 
 
+# How to replace a model that this version cannot read (E116, E208, E215).
+RETRAIN = (
+    "or retrain the model with this version: spacy-lpcfg train CORPUS MODEL_DIR "
+    "--estimator NAME (spacy train for a spaCy pipeline)."
+)
+
+
 class Errors(metaclass=_CodedMessages):
     E001 = "Unbalanced brackets: {detail}"
     E002 = "Empty tree"
@@ -40,13 +47,29 @@ class Errors(metaclass=_CodedMessages):
     E014 = "Cannot read EVALB parameter file {path}, line {line}: {detail}"
     E015 = "Gold and test have different numbers of trees ({gold} vs {test})."
     E016 = "{path}: not a file or directory"
-    E017 = "Cannot decode byte 0x{byte:02x} as {encoding}; pass the file's encoding (encoding=...)."
-    E018 = "No treebank files ({suffixes}) in directory '{path}'."
+    E017 = (
+        "Cannot decode byte 0x{byte:02x} as {encoding} (near {near}); pass the file's "
+        "encoding: --encoding on the command line, encoding=... in Python (Floresta and "
+        "CESS-ESP files are latin-1)."
+    )
+    E018 = (
+        "No treebank files ({suffixes}) in directory '{path}'; name a treebank file itself, "
+        "or give the files one of these endings."
+    )
     E019 = "Files in '{path}' use different label schemes ({schemes}); read them separately."
     E020 = (
         "Phrase label '{label}' begins or ends with ':', which would be ambiguous next to the "
         "reserved unary-chain separator '::' used by tree transforms."
     )
+    # Reading user files (E021-E049)
+    E021 = "'{name}' is not a corpus name ({known}) and no file or directory of that name exists."
+    E022 = "No trees in '{path}': {reason}."
+    E023 = "Unknown encoding {name}: use a Python codec name such as utf-8 or latin-1."
+    E024 = (
+        "An encoding applies to treebank files only; the corpus '{name}' is read in its own "
+        "encoding ({encoding})."
+    )
+    E025 = "Cannot read the file: {reason}."
     # Grammar and chart engine (E101-E199)
     E101 = "Unknown symbol kind '{kind}' for symbol '{name}'. Kinds: {known}"
     E102 = "A symbol table needs exactly one symbol of kind 'root', named '{root}'; found {found}."
@@ -71,7 +94,7 @@ class Errors(metaclass=_CodedMessages):
     E115 = "{source} is not a spacy-lpcfg grammar: {detail}"
     E116 = (
         "Grammar format version {found} in {source} is newer than this version of spacy-lpcfg "
-        "reads (up to {supported}). Upgrade spacy-lpcfg to load it."
+        "reads (up to {supported}). Upgrade spacy-lpcfg to load it, " + RETRAIN
     )
     E117 = "Invalid lexical scores: {detail}"
     E118 = "Invalid pruning mask: {detail}"
@@ -110,7 +133,7 @@ class Errors(metaclass=_CodedMessages):
     E207 = "Cannot load a parsing model from {source}: {detail}"
     E208 = (
         "Model format version {found} in {source} is newer than this version of spacy-lpcfg "
-        "reads (up to {supported}). Upgrade spacy-lpcfg to load it."
+        "reads (up to {supported}). Upgrade spacy-lpcfg to load it, " + RETRAIN
     )
     E209 = (
         "Refusing to write a model to {path}: it exists and is not a spacy-lpcfg model "
@@ -127,6 +150,11 @@ class Errors(metaclass=_CodedMessages):
         "unchanged (estimators must only store their arguments)."
     )
     E214 = "Cannot use {value!r} as a random state: use an int, None or a numpy Generator."
+    E215 = (
+        "{name} in {source} has the unknown format version {found} (this version of "
+        "spacy-lpcfg reads 1 to {supported}): the file is damaged or was not written by "
+        "spacy-lpcfg. Restore it, " + RETRAIN
+    )
     # spaCy pipeline component, readers and scorer (E501-E599)
     E501 = (
         "The '{name}' component has no grammar. Train it with nlp.initialize() (spacy train "
@@ -164,6 +192,16 @@ class Errors(metaclass=_CodedMessages):
         "'{path}' is a .spacy file: read it with the 'spacy.Corpus.v1' reader; "
         "'spacy_lpcfg.TreebankCorpus.v1' reads treebanks (a corpus name or bracketed files)."
     )
+    # Tree pictures (E700-E719)
+    E700 = "Unknown picture option(s): {names}. Options: {known}"
+    E701 = "Invalid value {value} for picture option '{name}': expected {expected}."
+    E702 = "Cannot draw the tree at '{label}': a phrase without children, or a tree without words."
+    E703 = (
+        "Cannot draw a {kind}: render() takes a Tree, Penn-bracketed text, a list of Trees, "
+        "or a spaCy Doc or Span parsed by 'lpcfg_parser'."
+    )
+    E704 = "Nothing to draw: no tree in {what}."
+    E705 = "No span group '{key}' on this Doc to draw; its span groups: {known}."
 
 
 class Warnings(metaclass=_CodedMessages):
@@ -182,25 +220,48 @@ class NotParsedError(ValueError):
 
 
 class TreebankFormatError(ValueError):
-    """Malformed treebank input, with the file and line where it was found."""
+    """Malformed treebank input (or an unreadable input file), with the file, line and,
+    when known, the 1-based column (in characters) where it was found."""
 
-    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ):
         self.path = None if path is None else str(path)
         self.line = line
+        self.column = column
         self.detail = message
-        where = ""
-        if self.path is not None:
-            where = f"{self.path}, line {line}: " if line is not None else f"{self.path}: "
-        elif line is not None:
-            where = f"line {line}: "
-        super().__init__(where + message)
+        where = [] if self.path is None else [self.path]
+        if line is not None:
+            where.append(f"line {line}")
+            if column is not None:
+                where.append(f"column {column}")
+        super().__init__(", ".join(where) + ": " + message if where else message)
 
     def __reduce__(self):  # keep the keyword arguments when copied across processes
-        return (_rebuild_format_error, (self.detail, self.path, self.line))
+        return (_rebuild_format_error, (self.detail, self.path, self.line, self.column))
 
 
-def _rebuild_format_error(detail, path, line):
-    return TreebankFormatError(detail, path=path, line=line)
+def _rebuild_format_error(detail, path, line, column=None):
+    return TreebankFormatError(detail, path=path, line=line, column=column)
+
+
+def excerpt(text: str, limit: int = 60, *, at: int | None = None) -> str:
+    """``text`` quoted for an error message, at most ``limit`` characters of it.
+
+    Longer text is cut with an ellipsis, so a message never echoes a whole line
+    or file; ``at`` (a character offset) keeps the text around that position.
+    The quoting (``repr``) shows control characters and newlines escaped.
+    """
+    if len(text) <= limit:
+        return repr(text)
+    start = 0 if at is None else min(max(0, at - limit // 3), len(text) - limit)
+    cut = text[start : start + limit]
+    return repr(("…" if start else "") + cut + ("…" if start + limit < len(text) else ""))
 
 
 class TransformError(ValueError):

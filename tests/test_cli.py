@@ -125,6 +125,18 @@ def mle_model_dir(tmp_path_factory, data_dir):
     return model_dir
 
 
+def _fails_cleanly(result, *needles: str, code: int = 1) -> str:
+    """The one-line ``error: ...`` message of a command that failed without a traceback."""
+    assert result.exit_code == code, result.output
+    assert isinstance(result.exception, SystemExit), result.exception  # not a crash
+    assert "Traceback" not in result.output
+    message = result.stderr.strip()
+    assert message.startswith("error: ") and "\n" not in message, message
+    for needle in needles:
+        assert needle in message, (needle, message)
+    return message
+
+
 def test_cli_parse_plain_tagged_and_empty_lines(mle_model_dir, tmp_path):
     text = tmp_path / "input.txt"
     text.write_text("The dog barks ( loudly ) .\n\nPierre/NNP Vinken/NNP joined/VBD ./.\nHi\n")
@@ -134,16 +146,77 @@ def test_cli_parse_plain_tagged_and_empty_lines(mle_model_dir, tmp_path):
     assert lines[1] == "" and len(lines) == 5
     first = Tree.from_string(lines[0])
     assert first.words() == ["The", "dog", "barks", "-LRB-", "loudly", "-RRB-", "."]
-    tagged = Tree.from_string(lines[2])
-    assert tagged.tags() == ["NNP", "NNP", "VBD", "."]  # given tags constrain the parse
+    assert Tree.from_string(lines[2]).words()[0] == "Pierre/NNP"  # tags only with --tagged
     assert Tree.from_string(lines[3]).words() == ["Hi"]
+    text.write_text("Hi/UH\n\nPierre/NNP Vinken/NNP joined/VBD ./.\n")
+    tagged = _invoke("parse", mle_model_dir, text, "--tagged")
+    assert tagged.exit_code == 0, tagged.output
+    tree = Tree.from_string(tagged.stdout.split("\n")[2])
+    assert tree.words() == ["Pierre", "Vinken", "joined", "."]
+    assert tree.tags() == ["NNP", "NNP", "VBD", "."]  # given tags constrain the parse
+
+
+def test_cli_parse_reads_slashes_as_words_unless_tagged(mle_model_dir):
+    """Tokens that all hold "/" are words, not word/TAG, unless --tagged says so."""
+    plain = runner.invoke(app, ["parse", str(mle_model_dir)], input="1/2 km/h\n")
+    assert plain.exit_code == 0, plain.output
+    assert Tree.from_string(plain.stdout).words() == ["1/2", "km/h"]
+    tagged = runner.invoke(app, ["parse", str(mle_model_dir), "--tagged"], input="1/2/CD km/h/NN\n")
+    assert tagged.exit_code == 0, tagged.output
+    assert Tree.from_string(tagged.stdout).words() == ["1/2", "km/h"]
+    assert Tree.from_string(tagged.stdout).tags() == ["CD", "NN"]
+
+
+def test_cli_parse_output_reads_back_as_the_input_tokens(mle_model_dir, tmp_path):
+    """Brackets in words are written as PTB escapes: every line reads back, and
+    unescaping gives the tokens (-LRB- being the treebank spelling of "(")."""
+    from spacy_lpcfg.trees.brackets import unescape_word
+
+    sentences = [
+        ":) is a smile",
+        "f(x) = ( a)b(c ) ((",
+        "-LRB- -RRB- [x] {y} -LCB-x",
+        "naïve 日本語 (ü) 😀",
+    ]
+    text = tmp_path / "tricky.txt"
+    text.write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    result = _invoke("parse", mle_model_dir, text)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(sentences)
+    spelled = {"-LRB-": "(", "-RRB-": ")", "-LCB-x": "{x"}
+    for sentence, line in zip(sentences, lines):
+        words = [unescape_word(word) for word in Tree.from_string(line).words()]
+        assert words == [spelled.get(token, token) for token in sentence.split()], line
 
 
 def test_cli_parse_reports_malformed_tagged_input(mle_model_dir, tmp_path):
     text = tmp_path / "input.txt"
-    text.write_text("fine words\nbad/ input/NN\n")
-    result = _invoke("parse", mle_model_dir, text, "--tagged", "yes")
-    assert result.exit_code == 1 and "line 1" in result.stderr
+    text.write_text("fine/JJ words/NNS\nbad/ input/NN\n")
+    result = _invoke("parse", mle_model_dir, text, "--tagged")
+    message = _fails_cleanly(result, "input.txt, line 2, column 1", "'bad/'", "word/TAG")
+    huge = tmp_path / "huge.txt"
+    huge.write_text("a/DT " + "x" * 1_000_000 + " b/NN\n")
+    message = _fails_cleanly(_invoke("parse", mle_model_dir, huge, "--tagged"), "column 6", "…")
+    assert len(message) < 200 + len(str(huge))
+
+
+def test_cli_parse_input_file_errors(mle_model_dir, tmp_path):
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("fine words\nun café noir\n".encode("latin-1"))
+    _fails_cleanly(
+        _invoke("parse", mle_model_dir, latin), "latin.txt, line 2, column 7", "0xe9", "--encoding"
+    )
+    fixed = _invoke("parse", mle_model_dir, latin, "--encoding", "latin-1")
+    assert fixed.exit_code == 0, fixed.output
+    assert Tree.from_string(fixed.stdout.splitlines()[1]).words() == ["un", "café", "noir"]
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes(b"\xef\xbb\xbfHi there\n")
+    assert Tree.from_string(_invoke("parse", mle_model_dir, bom).stdout).words() == ["Hi", "there"]
+    _fails_cleanly(_invoke("parse", mle_model_dir, latin, "--encoding", "klingon"), "klingon")
+    _fails_cleanly(_invoke("parse", mle_model_dir, tmp_path / "missing.txt"), "missing.txt")
+    _fails_cleanly(_invoke("parse", mle_model_dir, tmp_path), str(tmp_path), "directory")
+    _fails_cleanly(_invoke("parse", tmp_path / "no_model", latin), "no_model")
 
 
 def test_cli_test_scores_a_split(mle_model_dir, data_dir, tmp_path):

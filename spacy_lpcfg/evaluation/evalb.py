@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import Errors
+from ..trees.formats.text import read_bytes, read_text
 from ..trees.tree import Tree
 from .params import EvalbParams, get_params
 from .report import ERROR, SKIP, VALID, EvalbResult, SentenceScore
@@ -260,7 +261,7 @@ class _Scorer:
                     return
         for gold_word, test_word in zip(gold.words, test.words):
             if not self.rules.same_word(gold_word, test_word):
-                self.error(f"Words unmatch ({gold_word}|{test_word})")
+                self.error(f"Words unmatch ({_shortened(gold_word)}|{_shortened(test_word)})")
                 self.record(gold)
                 return
         self._score_brackets(gold, test)
@@ -386,6 +387,11 @@ def _reinsert(sentence: _Sentence, quote: _Quote) -> None:
 _END = object()
 
 
+def _shortened(word: str, limit: int = 60) -> str:
+    # Messages quote words as EVALB does (unquoted), but never a huge one whole.
+    return word if len(word) <= limit else word[: limit - 1] + "…"
+
+
 def _split_lines(text: str) -> list[str]:
     # fgets() splits at "\n" only; a final "\n" does not start another line.
     lines = text.split("\n")
@@ -414,19 +420,32 @@ def score_lines(
     return scorer.run(gold_lines, test_lines, lambda line: read_line(line, rules, scorer.error))
 
 
+def _read_bytes_as_text(path: str | Path) -> str:
+    # Bytes that are not UTF-8 survive as surrogates, so words compare byte for byte.
+    return read_bytes(path).decode("utf-8", "surrogateescape").removeprefix("\ufeff")
+
+
 def evaluate_files(
-    gold_path: str | Path, test_path: str | Path, params: ParamSpec = "collins"
+    gold_path: str | Path,
+    test_path: str | Path,
+    params: ParamSpec = "collins",
+    *,
+    encoding: str | None = None,
 ) -> EvalbResult:
     """Score a test file against a gold file: ``evalb -p PRM GOLD TEST``.
 
     gold_path (str | Path): gold trees, one per line.
     test_path (str | Path): test trees, one per line.
     params (EvalbParams | str | Path): parameter set, see ``get_params``. Defaults to "collins".
+    encoding (str | None): the files' encoding; None compares words byte for byte, as
+        EVALB does (UTF-8 text, other bytes kept as they are). A UTF-8 byte-order mark
+        is ignored.
     RETURNS (EvalbResult): rows, totals and messages.
+    RAISES TreebankFormatError (a ValueError): a file cannot be read or decoded
+        (naming file, line and column). ValueError: unknown encoding.
     """
-    # Bytes that are not UTF-8 survive as surrogates, so words compare byte for byte.
-    gold = Path(gold_path).read_bytes().decode("utf-8", "surrogateescape")
-    test = Path(test_path).read_bytes().decode("utf-8", "surrogateescape")
+    gold = read_text(gold_path, encoding) if encoding else _read_bytes_as_text(gold_path)
+    test = read_text(test_path, encoding) if encoding else _read_bytes_as_text(test_path)
     return score_lines(_split_lines(gold), _split_lines(test), params)
 
 

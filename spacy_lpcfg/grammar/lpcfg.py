@@ -28,16 +28,23 @@ import numpy as np
 from ..errors import Errors, GrammarError
 from .serialization import (
     ARRAY_SPECS,
+    MAX_ARRAY_BYTES,
     decode_members,
     encode_members,
+    excerpt,
     pack_zip,
     read_directory,
+    shorten,
     unpack_zip,
     write_directory,
 )
 from .symbols import PRETERMINAL, ROOT, SymbolTable
 
 RuleKey = tuple  # tuple of symbol names / ids (and a word for lexical rules)
+# Latent states of one symbol. Estimators use tens; the cap keeps a binary block
+# (at most MAX_STATES**3 = 2**36 weights) and its offsets far from int64 overflow.
+MAX_STATES = 4096
+MAX_WEIGHTS = MAX_ARRAY_BYTES // 8
 
 
 class LPCFG:
@@ -265,12 +272,14 @@ class LPCFG:
                     expected=f"({n_symbols},)",
                 )
             )
-        if (self.n_states < 1).any() or self.n_states[self.root] != 1:
+        bad = np.flatnonzero((self.n_states < 1) | (self.n_states > MAX_STATES))
+        if len(bad) or self.n_states[self.root] != 1:
+            symbol = int(bad[0]) if len(bad) else self.root
             raise GrammarError(
                 Errors.E105.format(
                     name="n_states",
-                    found=self.n_states.tolist(),
-                    expected="values >= 1, and 1 for the root",
+                    found=f"{self.n_states[symbol]} for symbol {excerpt(self.symbols.name(symbol))}",
+                    expected=f"1 to {MAX_STATES} states per symbol, and 1 for the root",
                 )
             )
         if len(set(self.words)) != len(self.words) or not all(
@@ -320,10 +329,11 @@ class LPCFG:
                     kind=kind, rule=self._rule_name(kind, rules[bad[0]]), detail=detail
                 )
             )
-        key = np.zeros(len(rules), dtype=np.int64)
-        for column, limit in enumerate(limits):
-            key = key * max(limit, 1) + rules[:, column]
-        bad = np.flatnonzero(np.diff(key) <= 0)
+        # Sorted and unique: each row's first column that differs from the row before
+        # must be larger (no combined key, which could overflow for huge tables).
+        steps = np.diff(rules[:, : len(limits)].astype(np.int64), axis=0)
+        first = np.argmax(steps != 0, axis=1)
+        bad = np.flatnonzero(steps[np.arange(len(steps)), first] <= 0)
         if len(bad):
             raise GrammarError(
                 Errors.E107.format(kind=kind, rule=self._rule_name(kind, rules[bad[0] + 1]))
@@ -340,13 +350,21 @@ class LPCFG:
                 )
             )
         columns = 1 if kind == "lexical" else rules.shape[1]
+        # Exact in int64: n_states <= MAX_STATES bounds each block, the total is checked
+        # (in floats, which cannot overflow) before the cumulative sum.
         sizes = np.prod(self.n_states[rules[:, :columns]], axis=1, dtype=np.int64)
-        bad = np.flatnonzero(np.diff(offsets) != sizes)
-        if offsets[0] != 0 or len(bad) or offsets[-1] != len(weights):
+        if sizes.sum(dtype=np.float64) > MAX_WEIGHTS:
+            detail = f"n_states give {sizes.sum(dtype=np.float64):.3g} weights, over {MAX_WEIGHTS}"
+            raise GrammarError(Errors.E108.format(kind=kind, detail=detail))
+        expected = np.concatenate([[0], np.cumsum(sizes)])
+        if not np.array_equal(offsets, expected) or offsets[-1] != len(weights):
+            bad = np.flatnonzero(offsets != expected)
+            bad = bad[bad > 0] - 1
             where = (
                 f"rule {self._rule_name(kind, rules[bad[0]])} has "
-                f"{offsets[bad[0] + 1] - offsets[bad[0]]} weights, expected {sizes[bad[0]]}"
-                if len(bad)
+                f"{int(offsets[bad[0] + 1]) - int(offsets[bad[0]])} weights, "
+                f"expected {sizes[bad[0]]}"
+                if offsets[0] == 0 and len(bad)
                 else f"offsets run from {offsets[0]} to {offsets[-1]} over {len(weights)} weights"
             )
             raise GrammarError(Errors.E108.format(kind=kind, detail=where))
@@ -513,7 +531,9 @@ class LPCFG:
         try:
             return cls(symbols, arrays.pop("n_states"), words=words, **arrays)
         except GrammarError as exc:
-            raise GrammarError(Errors.E114.format(source=source, detail=str(exc))) from None
+            raise GrammarError(
+                Errors.E114.format(source=source, detail=shorten(str(exc)))
+            ) from None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LPCFG):
@@ -544,6 +564,14 @@ def _frozen_array(name: str, value) -> np.ndarray:
         raise GrammarError(
             Errors.E105.format(name=name, found=f"dtype {array.dtype}", expected=f"dtype {dtype}")
         )
+    if array.size and dtype.kind == "i" and array.dtype != dtype:  # no silent wrap-around
+        limits = np.iinfo(dtype)
+        if array.min() < limits.min or array.max() > limits.max:
+            raise GrammarError(
+                Errors.E105.format(
+                    name=name, found=f"values outside the {dtype} range", expected=f"dtype {dtype}"
+                )
+            )
     return _read_only(np.array(array, dtype=dtype, order="C"))
 
 

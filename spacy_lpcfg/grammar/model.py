@@ -19,7 +19,6 @@ packs the same files into one zip archive. Nothing is pickled.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -37,7 +36,18 @@ from .lexical_scores import LexicalScores
 from .lexicon import Lexicon
 from .lpcfg import LPCFG
 from .serialization import MEMBERS as GRAMMAR_FILES
-from .serialization import _npy_bytes, decode_members, pack_zip, unpack_zip
+from .serialization import (
+    _npy_bytes,
+    check_version,
+    decode_members,
+    excerpt,
+    pack_zip,
+    read_file,
+    read_json,
+    read_npz,
+    shorten,
+    unpack_zip,
+)
 
 MODEL_FORMAT = "spacy-lpcfg model"
 MODEL_VERSION = 1
@@ -46,6 +56,11 @@ EXTRA_GRAMMARS = "grammars"
 SPECTRUM_INDEX, SPECTRUM_ARRAYS = "spectrum.json", "spectrum.npz"
 SPECTRUM_FORMAT = "spacy-lpcfg spectrum"
 SPECTRUM_VERSION = 1
+# Keys of ``training`` that index ``extra_grammars`` (written by the latent estimators
+# and ensembles, read by ``decode.parser``): checked on load, so the parser can trust them.
+COARSE_GRAMMAR = "coarse_grammar"  # the one-state grammar to prune with
+ENSEMBLE = "ensemble"  # the members decoded jointly with the grammar
+MAX_JSON_BYTES = 1 << 30  # a model's JSON files are megabytes; refuse to read gigabytes
 
 
 class Spectrum:
@@ -103,45 +118,28 @@ class Spectrum:
         missing = [name for name in (SPECTRUM_INDEX, SPECTRUM_ARRAYS) if name not in members]
         if missing:
             raise fail(f"missing {', '.join(missing)}")
-        index = _read_json(members[SPECTRUM_INDEX], SPECTRUM_INDEX, source)
+        index = read_json(members[SPECTRUM_INDEX], SPECTRUM_INDEX, fail)
         if not isinstance(index, dict) or index.get("format") != SPECTRUM_FORMAT:
             raise fail(f"{SPECTRUM_INDEX} is not the index of a spectrum")
-        version = index.get("format_version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise fail(f"{SPECTRUM_INDEX} has a bad format_version {version!r}")
-        if version > SPECTRUM_VERSION:
-            raise GrammarError(
-                Errors.E208.format(found=version, source=source, supported=SPECTRUM_VERSION)
-            )
+        check_version(
+            index.get("format_version"), SPECTRUM_INDEX, SPECTRUM_VERSION, source, newer_code="E208"
+        )
         names = index.get("symbols")
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise fail(f"{SPECTRUM_INDEX} needs 'symbols', a list of names")
+            raise fail(f"{SPECTRUM_INDEX}: 'symbols' must be a list of names, not {excerpt(names)}")
         if len(set(names)) != len(names):
             raise fail(f"{SPECTRUM_INDEX} lists a symbol twice")
-        arrays = _read_npz(members[SPECTRUM_ARRAYS], source)
-        if not {"values", "offsets"} <= set(arrays) <= {"values", "offsets", "counts"}:
-            raise fail(
-                f"{SPECTRUM_ARRAYS} holds {sorted(arrays)}, expected values, offsets[, counts]"
-            )
+        specs = {
+            "values": ("float64", (None,)),
+            "offsets": ("int64", (len(names) + 1,)),
+            "counts": ("int64", (len(names),)),
+        }
+        arrays = read_npz(members[SPECTRUM_ARRAYS], SPECTRUM_ARRAYS, specs, fail, ("counts",))
         values, offsets = arrays["values"], arrays["offsets"]
         counts = arrays.get("counts")
-        if values.dtype != np.float64 or values.ndim != 1:
-            raise fail(
-                f"{SPECTRUM_ARRAYS}: values is {values.dtype}{list(values.shape)}, not float64[n]"
-            )
-        if not (
-            offsets.dtype == np.int64
-            and offsets.shape == (len(names) + 1,)
-            and offsets[0] == 0
-            and offsets[-1] == len(values)
-            and (np.diff(offsets) >= 0).all()
-        ):
+        if not (offsets[0] == 0 and offsets[-1] == len(values) and (np.diff(offsets) >= 0).all()):
             raise fail(
                 f"{SPECTRUM_ARRAYS}: offsets do not split the values into {len(names)} symbols"
-            )
-        if counts is not None and (counts.dtype != np.int64 or counts.shape != (len(names),)):
-            raise fail(
-                f"{SPECTRUM_ARRAYS}: counts is {counts.dtype}{list(counts.shape)}, not int64[{len(names)}]"
             )
         try:
             return cls(
@@ -149,7 +147,7 @@ class Spectrum:
                 None if counts is None else dict(zip(names, counts.tolist())),
             )
         except GrammarError as exc:
-            raise fail(str(exc)) from None
+            raise fail(shorten(str(exc))) from None
 
     def __repr__(self) -> str:
         return f"Spectrum({len(self)} symbols)"
@@ -200,13 +198,50 @@ class ParsingModel:
                 raise GrammarError(Errors.E210.format(detail=detail))
         try:
             json.dumps([self.params, self.training])
-        except (TypeError, ValueError) as exc:
-            detail = f"params and training must be JSON-serialisable ({exc})"
+        except (TypeError, ValueError, RecursionError) as exc:
+            detail = f"params and training must be JSON-serialisable ({shorten(str(exc), 120)})"
             raise GrammarError(Errors.E210.format(detail=detail)) from None
         unknown = [n for n in (spectrum.values if spectrum else ()) if n not in grammar.symbols]
         if unknown:
-            detail = f"the spectrum has symbols the grammar lacks: {', '.join(unknown[:5])}"
+            detail = f"the spectrum has symbols the grammar lacks: {excerpt(unknown)}"
             raise GrammarError(Errors.E210.format(detail=detail))
+        self._check_linked_grammars()
+
+    def _check_linked_grammars(self) -> None:
+        """The extra grammars that ``training`` names must be what the parser expects:
+        a one-state coarse grammar and ensemble members, over the grammar's symbols."""
+
+        def fail(detail: str) -> GrammarError:
+            return GrammarError(Errors.E210.format(detail=detail))
+
+        n_extra = len(self.extra_grammars)
+        coarse = self.training.get(COARSE_GRAMMAR)
+        if coarse is not None:
+            if not _is_index(coarse, n_extra):
+                raise fail(
+                    f"training '{COARSE_GRAMMAR}' must index one of the {n_extra} extra "
+                    f"grammars, not {excerpt(coarse)}"
+                )
+            grammar = self.extra_grammars[coarse]
+            if grammar.symbols != self.grammar.symbols or grammar.max_states != 1:
+                raise fail(
+                    f"the coarse grammar (extra grammar {coarse}) must have one state per "
+                    "symbol and the grammar's symbols"
+                )
+        members = self.training.get(ENSEMBLE)
+        if members is not None:
+            if not (
+                isinstance(members, list)
+                and all(_is_index(member, n_extra) for member in members)
+                and len(set(members)) == len(members)
+            ):
+                raise fail(
+                    f"training '{ENSEMBLE}' must list distinct indices of the {n_extra} extra "
+                    f"grammars, not {excerpt(members)}"
+                )
+            for member in members:
+                if self.extra_grammars[member].symbols != self.grammar.symbols:
+                    raise fail(f"ensemble member {member} has other symbols than the grammar")
 
     @property
     def language(self) -> str:
@@ -273,11 +308,13 @@ class ParsingModel:
     @classmethod
     def from_bytes(cls, data: bytes) -> ParsingModel:
         """Read ``to_bytes`` output. RAISES GrammarError: corrupt or newer data."""
-        try:
-            members = unpack_zip(data, "bytes")
-        except GrammarError:
-            detail = "not a readable zip archive of model files"
-            raise GrammarError(Errors.E207.format(source="bytes", detail=detail)) from None
+
+        def fail(detail: str) -> GrammarError:
+            return GrammarError(Errors.E207.format(source="bytes", detail=detail))
+
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise fail(f"expected the bytes of to_bytes(), not {type(data).__name__}")
+        members = unpack_zip(bytes(data), "bytes", fail)
         return cls._from_members(members, "bytes")
 
     def to_disk(self, path: str | Path) -> None:
@@ -327,14 +364,21 @@ class ParsingModel:
         if missing:
             raise fail(f"missing {', '.join(missing)}")
         cfg = _read_cfg(members[CFG], source)
+        settings = read_json(members[TRANSFORMS], TRANSFORMS, fail)
+        if not isinstance(settings, dict):
+            raise fail(
+                f"{TRANSFORMS} must be an object of transform settings, not {excerpt(settings)}"
+            )
         try:
-            transform = TransformSpec.from_dict(_read_json(members[TRANSFORMS], TRANSFORMS, source))
+            transform = TransformSpec.from_dict(settings)
         except (ValueError, TypeError) as exc:
-            raise fail(f"{TRANSFORMS}: {exc}") from None
+            raise fail(f"{TRANSFORMS}: {shorten(str(exc))}") from None
         try:
-            lexicon = Lexicon.from_dict(_read_json(members[LEXICON], LEXICON, source))
-        except ValueError as exc:
-            raise fail(f"{LEXICON}: {exc}") from None
+            lexicon = Lexicon.from_dict(read_json(members[LEXICON], LEXICON, fail))
+        except GrammarError:
+            raise
+        except (ValueError, TypeError) as exc:
+            raise fail(f"{LEXICON}: {shorten(str(exc))}") from None
         grammar = _read_grammar(members, "", cfg["grammar"], source)
         extras = [
             _read_grammar(members, _extra_dir(i) + "/", sizes, source)
@@ -347,7 +391,9 @@ class ParsingModel:
             )
         for key, found in (("language", lexicon.language), ("label_scheme", transform.scheme)):
             if cfg.get(key, found) != found:
-                raise fail(f"{CFG} says {key} {cfg[key]!r}, the model files say {found!r}")
+                raise fail(
+                    f"{CFG} says {key} {excerpt(cfg[key])}, the model files say {excerpt(found)}"
+                )
         spectrum = _read_spectrum(members, cfg, source)
         estimator = cfg.get("estimator", {})
         try:
@@ -362,7 +408,7 @@ class ParsingModel:
                 spectrum=spectrum,
             )
         except GrammarError as exc:
-            raise fail(str(exc)) from None
+            raise fail(shorten(str(exc))) from None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ParsingModel):
@@ -418,55 +464,38 @@ def _json_bytes(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1).encode("utf8")
 
 
-def _read_npz(data: bytes, source: str | Path) -> dict[str, np.ndarray]:
-    """The arrays of spectrum.npz; never unpickles (allow_pickle=False)."""
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            return {name: npz[name] for name in npz.files}
-    except Exception as exc:  # np.load raises many types on corrupt input
-        detail = f"{SPECTRUM_ARRAYS} is corrupt or truncated ({exc!r})"
-        raise GrammarError(Errors.E207.format(source=source, detail=detail)) from None
+def _fail_for(source: str | Path):
+    def fail(detail: str) -> GrammarError:
+        return GrammarError(Errors.E207.format(source=source, detail=detail))
 
-
-def _read_json(data: bytes, name: str, source: str | Path) -> Any:
-    try:
-        return json.loads(data.decode("utf8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        detail = f"{name} is not valid JSON ({exc})"
-        raise GrammarError(Errors.E207.format(source=source, detail=detail)) from None
+    return fail
 
 
 def _read_file(directory: Path, name: str) -> bytes:
     file = directory.joinpath(*name.split("/"))
     if not file.is_file():
         raise GrammarError(Errors.E207.format(source=directory, detail=f"missing file {name}"))
-    return file.read_bytes()
+    if file.stat().st_size > MAX_JSON_BYTES and name.endswith(".json"):
+        detail = f"{name} is {file.stat().st_size} bytes, more than a model's JSON can be"
+        raise GrammarError(Errors.E207.format(source=directory, detail=detail))
+    return read_file(file, name, _fail_for(directory))
 
 
 def _read_cfg(data: bytes, source: str | Path) -> dict[str, Any]:
     """cfg.json, checked for the format tag, the version and the sizes' shape."""
-    cfg = _read_json(data, CFG, source)
+    fail = _fail_for(source)
+    cfg = read_json(data, CFG, fail)
     if not isinstance(cfg, dict) or cfg.get("format") != MODEL_FORMAT:
-        detail = f"{CFG} is not the configuration of a spacy-lpcfg model"
-        raise GrammarError(Errors.E207.format(source=source, detail=detail))
-    version = cfg.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        detail = f"{CFG} has a bad format_version {version!r}"
-        raise GrammarError(Errors.E207.format(source=source, detail=detail))
-    if version > MODEL_VERSION:
-        raise GrammarError(
-            Errors.E208.format(found=version, source=source, supported=MODEL_VERSION)
-        )
+        raise fail(f"{CFG} is not the configuration of a spacy-lpcfg model")
+    check_version(cfg.get("format_version"), CFG, MODEL_VERSION, source, newer_code="E208")
     extras = cfg.get("extra_grammars", [])
     if not (
         _is_sizes(cfg.get("grammar")) and isinstance(extras, list) and all(map(_is_sizes, extras))
     ):
-        detail = f"{CFG} lacks the grammar sizes ('grammar' and 'extra_grammars')"
-        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+        raise fail(f"{CFG} lacks the grammar sizes ('grammar' and 'extra_grammars')")
     spectrum = cfg.get("spectrum", {"symbols": 0})
-    if not (isinstance(spectrum, dict) and isinstance(spectrum.get("symbols"), int)):
-        detail = f"{CFG} has a bad 'spectrum' entry (expected {{\"symbols\": count}})"
-        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+    if not (isinstance(spectrum, dict) and _is_index(spectrum.get("symbols"), 1 << 31)):
+        raise fail(f"{CFG} has a bad 'spectrum' entry (expected {{\"symbols\": count}})")
     estimator = cfg.get("estimator", {})
     if not (
         isinstance(estimator, dict)
@@ -474,14 +503,21 @@ def _read_cfg(data: bytes, source: str | Path) -> dict[str, Any]:
         and isinstance(estimator.get("params", {}), dict)
         and isinstance(cfg.get("training", {}), dict)
     ):
-        detail = f"{CFG} needs 'estimator' as {{name, params}} and 'training' as an object"
-        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+        raise fail(f"{CFG} needs 'estimator' as {{name, params}} and 'training' as an object")
+    for key in ("language", "label_scheme"):
+        if not isinstance(cfg.get(key, ""), str):
+            raise fail(f"{CFG}: '{key}' must be a string, not {excerpt(cfg[key])}")
     return cfg
+
+
+def _is_index(value: Any, size: int) -> bool:
+    """A non-negative int (not a bool) below ``size``."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < size
 
 
 def _is_sizes(value: Any) -> bool:
     return isinstance(value, dict) and all(
-        isinstance(value.get(k), int) for k in ("symbols", "words")
+        _is_index(value.get(k), 1 << 31) for k in ("symbols", "words")
     )
 
 

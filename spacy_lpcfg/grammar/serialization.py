@@ -1,4 +1,4 @@
-"""The on-disk and in-memory format of an LPCFG.
+"""The on-disk and in-memory format of an LPCFG, and safe readers of JSON and npz files.
 
 A grammar is four members: ``grammar.json`` (header: format name and version,
 counts, array dtypes and shapes), ``symbols.json``, ``words.json`` and
@@ -6,22 +6,32 @@ counts, array dtypes and shapes), ``symbols.json``, ``words.json`` and
 files of a directory; ``to_bytes`` packs the same members into one zip
 archive. Nothing is pickled, and archives are written with fixed timestamps
 so that equal grammars give identical bytes.
+
+Model files may be corrupt or crafted, so the readers check before they
+allocate: every zip member's size against the archive's (a member may not
+inflate past ``MAX_COMPRESSION_RATIO`` times its compressed size), every
+``.npy`` header's dtype and shape against the JSON metadata, and nesting
+depth of JSON. Each failure is a ``GrammarError`` naming the file and the
+field, with a short excerpt of the offending value.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import os
+import reprlib
 import zipfile
-from collections.abc import Mapping
+import zlib
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import Errors, GrammarError
-from .symbols import SymbolTable
+from .symbols import SYMBOL_KINDS, SymbolTable
 
 FORMAT_NAME = "spacy-lpcfg grammar"
 FORMAT_VERSION = 1
@@ -41,6 +51,35 @@ ARRAY_SPECS = {
     "lexical_weights": ("float64", ()),
 }
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member timestamps: byte-identical output
+
+# Limits on untrusted files. We write JSON a few levels deep and uncompressed
+# archives; float weights barely compress, so a member inflating more than
+# MAX_COMPRESSION_RATIO times (beyond a small allowance) is a zip bomb.
+MAX_JSON_DEPTH = 64
+MAX_COMPRESSION_RATIO = 32
+INFLATE_ALLOWANCE = 64 << 20  # bytes any compressed member may inflate to
+# The largest array accepted: 64 GiB, far above real grammars (IcePaHC, 16 states:
+# 1.3 GB of binary weights).
+MAX_ARRAY_BYTES = 1 << 36
+
+Fail = Callable[[str], Exception]  # detail -> the exception to raise, naming the source
+_EXCERPT = reprlib.Repr()
+_EXCERPT.maxlevel, _EXCERPT.maxlist, _EXCERPT.maxdict = 2, 4, 4
+_EXCERPT.maxstring = _EXCERPT.maxother = _EXCERPT.maxlong = 40
+
+
+def excerpt(value: Any, limit: int = 60) -> str:
+    """A short repr of a value of any size or depth, for error messages."""
+    text = _EXCERPT.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shorten(text: str, limit: int = 400) -> str:
+    """The text, cut to `limit` characters (messages that quote other messages)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# Grammar members -------------------------------------------------------------
 
 
 def encode_members(
@@ -68,57 +107,104 @@ def encode_members(
 def decode_members(
     members: Mapping[str, bytes], source: str
 ) -> tuple[SymbolTable, dict[str, np.ndarray], list[str]]:
-    """Parse and check the four members. Raises GrammarError naming `source`."""
+    """Parse and check the four members. Raises GrammarError naming `source` and the file.
+
+    The arrays are read only after their ``.npy`` headers match the shapes that
+    grammar.json declares, and those shapes match its counts.
+    """
+
+    def fail(detail: str) -> GrammarError:
+        return GrammarError(Errors.E114.format(source=source, detail=detail))
+
     missing = [name for name in MEMBERS if name not in members]
     if HEADER in missing:
         raise GrammarError(Errors.E115.format(source=source, detail=f"no {HEADER}"))
-    header = _read_json(members[HEADER], HEADER, source)
+    header = read_json(members[HEADER], HEADER, fail)
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise GrammarError(Errors.E115.format(source=source, detail=f"{HEADER} has no format tag"))
-    version = header.get("format_version")
-    if not isinstance(version, int) or version < 1:
-        raise GrammarError(
-            Errors.E114.format(source=source, detail=f"bad format_version {version!r}")
-        )
-    if version > FORMAT_VERSION:
-        raise GrammarError(
-            Errors.E116.format(found=version, source=source, supported=FORMAT_VERSION)
-        )
+    check_version(header.get("format_version"), HEADER, FORMAT_VERSION, source, newer_code="E116")
     if missing:
-        raise GrammarError(Errors.E114.format(source=source, detail=f"missing {missing}"))
-    try:
-        counts = {key: int(header["counts"][key]) for key in _COUNT_KEYS}
-        declared = {
-            name: (header["arrays"][name]["dtype"], tuple(header["arrays"][name]["shape"]))
-            for name in ARRAY_SPECS
-        }
-    except (KeyError, TypeError, ValueError) as exc:
-        raise GrammarError(
-            Errors.E114.format(source=source, detail=f"bad header ({exc!r})")
-        ) from None
-    symbols = _read_symbols(members[SYMBOLS], source)
-    words = _read_json(members[WORDS], WORDS, source)
+        raise fail(f"missing {', '.join(missing)}")
+    counts = _header_counts(header, fail)
+    shapes = _header_shapes(header, counts, fail)
+    symbols = _read_symbols(members[SYMBOLS], fail)
+    words = read_json(members[WORDS], WORDS, fail)
     if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
-        raise GrammarError(
-            Errors.E114.format(source=source, detail=f"{WORDS} is not a list of strings")
-        )
-    arrays = _read_arrays(members[ARRAYS], source)
-    for name, (dtype, shape) in declared.items():
-        array = arrays[name]
-        if str(array.dtype) != dtype or array.shape != shape or dtype != ARRAY_SPECS[name][0]:
-            raise GrammarError(
-                Errors.E114.format(
-                    source=source,
-                    detail=f"array {name} is {array.dtype}{list(array.shape)}, header says "
-                    f"{dtype}{list(shape)}, format needs {ARRAY_SPECS[name][0]}",
-                )
-            )
-    found = _counts(len(symbols), arrays, len(words))
-    if found != counts:
-        raise GrammarError(
-            Errors.E114.format(source=source, detail=f"counts {found} differ from header {counts}")
-        )
+        raise fail(f"{WORDS} must be a list of strings, not {excerpt(words)}")
+    found = {"symbols": len(symbols), "words": len(words)}
+    for key, name in (("symbols", SYMBOLS), ("words", WORDS)):
+        if found[key] != counts[key]:
+            raise fail(f"{name} has {found[key]} {key}, {HEADER} 'counts.{key}' says {counts[key]}")
+    specs = {name: (ARRAY_SPECS[name][0], shapes[name]) for name in ARRAY_SPECS}
+    arrays = read_npz(members[ARRAYS], ARRAYS, specs, fail)
     return symbols, arrays, words
+
+
+def _header_counts(header: Mapping[str, Any], fail: Fail) -> dict[str, int]:
+    counts = header.get("counts")
+    if not isinstance(counts, dict):
+        raise fail(f"{HEADER}: 'counts' must be an object, not {excerpt(counts)}")
+    for key in _COUNT_KEYS:
+        if not _is_count(counts.get(key)):
+            raise fail(
+                f"{HEADER}: 'counts.{key}' must be an integer >= 0, not {excerpt(counts.get(key))}"
+            )
+    return {key: counts[key] for key in _COUNT_KEYS}
+
+
+def _header_shapes(
+    header: Mapping[str, Any], counts: Mapping[str, int], fail: Fail
+) -> dict[str, tuple[int, ...]]:
+    """The declared shape of each array, checked against the dtypes and counts."""
+    declared = header.get("arrays")
+    if not isinstance(declared, dict):
+        raise fail(f"{HEADER}: 'arrays' must be an object, not {excerpt(declared)}")
+    shapes = {}
+    for name, (dtype, trailing) in ARRAY_SPECS.items():
+        field = f"{HEADER}: 'arrays.{name}'"
+        entry = declared.get(name)
+        if not isinstance(entry, dict):
+            raise fail(f"{field} must be an object with dtype and shape, not {excerpt(entry)}")
+        if entry.get("dtype") != dtype:
+            raise fail(f"{field}.dtype must be {dtype!r}, not {excerpt(entry.get('dtype'))}")
+        shape = entry.get("shape")
+        if not (isinstance(shape, list) and all(map(_is_count, shape))):
+            raise fail(f"{field}.shape must be a list of integers >= 0, not {excerpt(shape)}")
+        kind, _, part = name.partition("_")
+        if name == "n_states":
+            expected = [counts["symbols"]]
+        elif part == "rules":
+            expected = [counts[name], *trailing]
+        elif part == "offsets":
+            expected = [counts[f"{kind}_rules"] + 1]
+        else:  # weights: any length (LPCFG checks it against the offsets)
+            expected = [shape[0] if len(shape) == 1 else None]
+        if shape != expected:
+            shown = ", ".join("n" if size is None else str(size) for size in expected)
+            raise fail(f"{field}.shape is {excerpt(shape)}; the counts give [{shown}]")
+        shapes[name] = tuple(shape)
+    return shapes
+
+
+def check_version(
+    version: Any, name: str, supported: int, source: str | Path, *, newer_code: str
+) -> None:
+    """Raise GrammarError unless `version` is a format version from 1 to `supported`.
+
+    newer_code (str): the Errors code for a version newer than this package reads.
+    """
+    if not _is_count(version) or version < 1:
+        raise GrammarError(
+            Errors.E215.format(
+                name=name, source=source, found=excerpt(version), supported=supported
+            )
+        )
+    if version > supported:
+        message = getattr(Errors, newer_code)
+        raise GrammarError(message.format(found=version, source=source, supported=supported))
+
+
+# Zip archives ------------------------------------------------------------------
 
 
 def pack_zip(members: Mapping[str, bytes]) -> bytes:
@@ -130,14 +216,154 @@ def pack_zip(members: Mapping[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def unpack_zip(data: bytes, source: str) -> dict[str, bytes]:
+def unpack_zip(data: bytes, source: str, fail: Fail | None = None) -> dict[str, bytes]:
+    """The members of a zip archive, each checked for its size before it is inflated.
+
+    fail (Fail | None): makes the exception from a detail; defaults to E114 for `source`.
+    """
+    if fail is None:
+
+        def fail(detail: str) -> GrammarError:
+            return GrammarError(Errors.E114.format(source=source, detail=detail))
+
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return {name: archive.read(name) for name in archive.namelist()}
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        raise GrammarError(
-            Errors.E114.format(source=source, detail=f"not a readable archive ({exc})")
-        ) from None
+        with _open_zip(data, "archive", fail) as archive:
+            infos = archive.infolist()
+            _check_sizes(infos, len(data), "archive", fail)
+            return {info.filename: archive.read(info) for info in infos}
+    except GrammarError:
+        raise
+    except _ZIP_ERRORS as exc:
+        raise fail(f"not a readable archive ({_exception(exc)})") from None
+
+
+def read_npz(
+    data: bytes,
+    name: str,
+    specs: Mapping[str, tuple[str, tuple[int | None, ...]]],
+    fail: Fail,
+    optional: Collection[str] = (),
+) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` archive, without pickle, checked before allocation.
+
+    name (str): the file name, for messages.
+    specs (Mapping): array name -> (dtype, shape); None in a shape accepts any size.
+        Each member's ``.npy`` header must give exactly that dtype and shape, and
+        the member must hold exactly the bytes the header implies.
+    optional (Collection[str]): names of specs that may be absent.
+    RETURNS (dict[str, np.ndarray]): the arrays present, by name.
+    """
+    try:
+        with _open_zip(data, name, fail) as archive:
+            infos = {}
+            for info in archive.infolist():
+                key = info.filename.removesuffix(".npy")
+                if key not in specs or key in infos or key == info.filename:
+                    listed = ", ".join(f"{key}.npy" for key in specs)
+                    raise fail(
+                        f"{name} has an unexpected or repeated member {excerpt(info.filename)} "
+                        f"(it holds {listed})"
+                    )
+                infos[key] = info
+            _check_sizes(list(infos.values()), len(data), name, fail)
+            absent = [key for key in specs if key not in infos and key not in optional]
+            if absent:
+                raise fail(f"{name} lacks {', '.join(f'{key}.npy' for key in absent)}")
+            return {
+                key: _read_npy(archive, infos[key], specs[key], name, fail)
+                for key in specs
+                if key in infos
+            }
+    except GrammarError:
+        raise
+    except _ZIP_ERRORS as exc:
+        raise fail(f"{name} is corrupt or truncated ({_exception(exc)})") from None
+
+
+# zipfile, zlib and numpy's header parser raise these on corrupt input.
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    ValueError,
+    NotImplementedError,  # an unsupported compression method
+    RuntimeError,  # an encrypted member
+    SyntaxError,  # a .npy header that is not a Python literal
+    TypeError,
+    OverflowError,
+)
+
+
+def _open_zip(data: bytes, name: str, fail: Fail) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    except _ZIP_ERRORS as exc:
+        raise fail(f"{name} is not a readable zip archive ({_exception(exc)})") from None
+
+
+def _check_sizes(infos: list[zipfile.ZipInfo], archive_size: int, name: str, fail: Fail) -> None:
+    """Refuse members whose inflated size the archive cannot honestly hold: before
+    anything is read, so that a zip bomb allocates nothing."""
+    stored = 0
+    for info in infos:
+        member = f"{name} member {excerpt(info.filename)}"
+        if info.compress_type == zipfile.ZIP_STORED:
+            limit = info.compress_size
+        else:
+            limit = max(INFLATE_ALLOWANCE, MAX_COMPRESSION_RATIO * info.compress_size)
+        if info.file_size > min(limit, MAX_ARRAY_BYTES):
+            raise fail(
+                f"{member} would inflate {info.compress_size} bytes to {info.file_size} "
+                f"(more than {MAX_COMPRESSION_RATIO} times, or over {MAX_ARRAY_BYTES} bytes): "
+                "a corrupt or malicious archive"
+            )
+        stored += info.compress_size
+    # Members of an honest archive do not overlap (overlapping ones multiply one payload).
+    if stored > archive_size:
+        raise fail(f"{name}: its members claim {stored} bytes in a {archive_size}-byte archive")
+
+
+def _read_npy(
+    archive: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    spec: tuple[str, tuple[int | None, ...]],
+    name: str,
+    fail: Fail,
+) -> np.ndarray:
+    """One member's array, its header checked against `spec` and the member's size."""
+    where = f"{name}: {info.filename}"
+    with archive.open(info) as stream:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+        else:
+            raise fail(f"{where} has .npy format version {version}, expected 1.0 or 2.0")
+        expected_dtype, expected_shape = np.dtype(spec[0]), spec[1]
+        if dtype != expected_dtype:
+            raise fail(f"{where} holds {excerpt(str(dtype))} values, expected {expected_dtype}")
+        if len(shape) != len(expected_shape) or any(
+            want is not None and size != want for size, want in zip(shape, expected_shape)
+        ):
+            shown = ", ".join("n" if size is None else str(size) for size in expected_shape)
+            raise fail(f"{where} has shape {excerpt(list(shape))}, expected [{shown}]")
+        n_bytes = math.prod(shape) * dtype.itemsize
+        if stream.tell() + n_bytes != info.file_size:
+            raise fail(
+                f"{where} holds {info.file_size - stream.tell()} bytes of data, "
+                f"its header says {n_bytes}"
+            )
+        # C order in memory; a Fortran-order array is its transpose's C-order data.
+        array = np.empty(shape[::-1] if fortran else shape, dtype=dtype)
+        if n_bytes and stream.readinto(memoryview(array.reshape(-1)).cast("B")) != n_bytes:
+            raise fail(f"{where} is truncated")
+        stream.read(1)  # reach the end of the member, which checks its CRC
+    return array.T if fortran else array
+
+
+# Directories -------------------------------------------------------------------
 
 
 def write_directory(members: Mapping[str, bytes], path: str | Path) -> None:
@@ -154,7 +380,57 @@ def read_directory(path: str | Path) -> dict[str, bytes]:
     path = Path(path)
     if not path.is_dir():
         raise GrammarError(Errors.E115.format(source=path, detail="not a directory"))
-    return {name: (path / name).read_bytes() for name in MEMBERS if (path / name).is_file()}
+
+    def fail(detail: str) -> GrammarError:
+        return GrammarError(Errors.E114.format(source=path, detail=detail))
+
+    return {name: read_file(path / name, name, fail) for name in MEMBERS if (path / name).is_file()}
+
+
+def read_file(path: Path, name: str, fail: Fail) -> bytes:
+    """A file's bytes; OSError becomes `fail`'s error naming the file."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise fail(f"cannot read {name} ({_exception(exc)})") from None
+
+
+# JSON --------------------------------------------------------------------------
+
+
+def read_json(data: bytes, name: str, fail: Fail) -> Any:
+    """Parse a JSON file's bytes; malformed or too deeply nested JSON fails, naming `name`."""
+    try:
+        value = json.loads(data.decode("utf8"))
+    except UnicodeDecodeError as exc:
+        raise fail(f"{name} is not UTF-8 text (byte {exc.start})") from None
+    except RecursionError:
+        raise fail(f"{name} nests deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer with too many digits
+        raise fail(f"{name} is not valid JSON ({shorten(str(exc), 120)})") from None
+    if _too_deep(value, MAX_JSON_DEPTH):
+        raise fail(f"{name} nests deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _exception(exc: BaseException) -> str:
+    return shorten(f"{type(exc).__name__}: {exc}", 120)
 
 
 _COUNT_KEYS = ("symbols", "binary_rules", "unary_rules", "lexical_rules", "words")
@@ -180,35 +456,23 @@ def _npy_bytes(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def _read_json(data: bytes, name: str, source: str) -> Any:
+def _read_symbols(data: bytes, fail: Fail) -> SymbolTable:
+    table = read_json(data, SYMBOLS, fail)
+    if not isinstance(table, dict):
+        raise fail(f"{SYMBOLS} must be an object with 'names' and 'kinds', not {excerpt(table)}")
+    names, kinds = table.get("names"), table.get("kinds")
+    for field, values in (("names", names), ("kinds", kinds)):
+        if not isinstance(values, list):
+            raise fail(f"{SYMBOLS}: '{field}' must be a list of strings, not {excerpt(values)}")
+        bad = next((value for value in values if not isinstance(value, str)), None)
+        if bad is not None:
+            raise fail(f"{SYMBOLS}: '{field}' must hold strings, not {excerpt(bad)}")
+    if len(names) != len(kinds):
+        raise fail(f"{SYMBOLS} has {len(names)} names and {len(kinds)} kinds")
+    unknown = next((kind for kind in kinds if kind not in SYMBOL_KINDS), None)
+    if unknown is not None:
+        raise fail(f"{SYMBOLS}: unknown kind {excerpt(unknown)} (kinds: {', '.join(SYMBOL_KINDS)})")
     try:
-        return json.loads(data.decode("utf8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise GrammarError(Errors.E114.format(source=source, detail=f"{name}: {exc}")) from None
-
-
-def _read_symbols(data: bytes, source: str) -> SymbolTable:
-    try:
-        return SymbolTable.from_dict(_read_json(data, SYMBOLS, source))
+        return SymbolTable(names, kinds)
     except GrammarError as exc:
-        raise GrammarError(Errors.E114.format(source=source, detail=f"{SYMBOLS}: {exc}")) from None
-
-
-def _read_arrays(data: bytes, source: str) -> dict[str, np.ndarray]:
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            names = set(npz.files)
-            if names != set(ARRAY_SPECS):
-                raise GrammarError(
-                    Errors.E114.format(
-                        source=source,
-                        detail=f"{ARRAYS} holds {sorted(names)}, expected {sorted(ARRAY_SPECS)}",
-                    )
-                )
-            return {name: npz[name] for name in ARRAY_SPECS}
-    except GrammarError:
-        raise
-    except Exception as exc:  # np.load raises many types on corrupt input
-        raise GrammarError(
-            Errors.E114.format(source=source, detail=f"{ARRAYS} is corrupt or truncated ({exc!r})")
-        ) from None
+        raise fail(f"{SYMBOLS}: {shorten(str(exc))}") from None

@@ -35,13 +35,10 @@ from dataclasses import dataclass
 from spacy.tokens import Doc, Span, SpanGroup, Token
 
 from ..errors import NonConstituentException, NotParsedError, Warnings
+from ..trees.brackets import escape_word  # PTB escapes in parse strings, as benepar writes them
 from ..trees.labels import LabelScheme, get_scheme
 from .docs import GROUP_MARKER, MISSING_TAG, SPANS_KEY
 
-# Words written as PTB escapes in parse strings, as benepar does.
-BRACKET_ESCAPES = str.maketrans(
-    {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
-)
 Offsets = tuple[int, int]
 
 
@@ -216,9 +213,7 @@ def get_parse_string(span: Span) -> str:
         if not children:
             token = doc[item[0]]
             tag = token.tag_ or MISSING_TAG
-            parts.append(
-                f"({tag.translate(BRACKET_ESCAPES)} {token.text.translate(BRACKET_ESCAPES)})"
-            )
+            parts.append(f"({escape_word(tag)} {escape_word(token.text)})")
         for position, child in enumerate(reversed(children)):
             if position:
                 stack.append(" ")

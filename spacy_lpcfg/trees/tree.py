@@ -132,7 +132,13 @@ class Tree:
         return out
 
     def pformat(self) -> str:
-        """The tree in Penn bracket notation on one line: ``(TOP (S (NP (DT The) ...)))``."""
+        """The tree in Penn bracket notation on one line: ``(TOP (S (NP (DT The) ...)))``.
+
+        A word holding ``(``, ``)`` or whitespace is written escaped (``f(x)`` ->
+        ``f-LRB-x-RRB-``, see ``trees.brackets.writable_word``), so the text reads back.
+        """
+        from .brackets import writable_word
+
         parts: list[str] = []
         stack: list[Tree | str] = [self]
         while stack:
@@ -140,7 +146,7 @@ class Tree:
             if isinstance(item, str):
                 parts.append(item)
             elif item.word is not None:
-                parts.append(f"({item.label} {item.word})")
+                parts.append(f"({item.label} {writable_word(item.word)})")
             else:
                 parts.append(f"({item.label}")
                 stack.append(")")

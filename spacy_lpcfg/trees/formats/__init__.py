@@ -5,6 +5,7 @@ keep the corpus's own notation; ``FORMATS`` gives each format's label scheme.
 """
 
 from .reader import (
+    FORMAT_ENCODINGS,
     FORMATS,
     TREEBANK_SUFFIXES,
     TreebankReader,
@@ -14,6 +15,7 @@ from .reader import (
 )
 
 __all__ = [
+    "FORMAT_ENCODINGS",
     "FORMATS",
     "TREEBANK_SUFFIXES",
     "TreebankReader",

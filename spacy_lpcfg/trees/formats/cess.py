@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from ...errors import TreebankFormatError
+from ...errors import TreebankFormatError, excerpt
 from ..tree import EMPTY_TAG, Tree
 from .scan import FormatProblem, rooted, scan
 
@@ -56,7 +56,7 @@ def read_units(
 def finish(label: str, children: list) -> Tree:
     """Build one CESS node: ``(POS word lemma)``, ``(sn.e-SUJ *0*)`` or a phrase."""
     if not children:
-        raise FormatProblem(f"node '({label})' has no children")
+        raise FormatProblem(f"node {excerpt(f'({label})')} has no children")
     first = children[0]
     if type(first) is str:
         if len(children) == 2 and type(children[1]) is str:
@@ -64,8 +64,8 @@ def finish(label: str, children: list) -> Tree:
         if len(children) == 1 and first == ELIDED:
             return Tree(label, (Tree(EMPTY_TAG, (), first),))
         raise FormatProblem(
-            f"preterminal '({label} ...)' must be (POS word lemma) or hold {ELIDED}"
+            f"preterminal {excerpt(f'({label} ...)')} must be (POS word lemma) or hold {ELIDED}"
         )
     if str in map(type, children):
-        raise FormatProblem(f"node '({label} ...)' mixes words and phrases")
+        raise FormatProblem(f"node {excerpt(f'({label} ...)')} mixes words and phrases")
     return Tree(label, tuple(children))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from ...errors import Errors, TreebankFormatError
+from ...errors import Errors, TreebankFormatError, excerpt
 from ..tree import Tree
 from .scan import FormatProblem, next_tree_start, rooted, scan
 
@@ -44,15 +44,18 @@ def read_units(
 def finish(label: str, children: list) -> Tree:
     """Build one Penn node from its label and children (``Tree`` or word strings)."""
     if not children:
-        raise FormatProblem(Errors.E002 if not label else f"node '({label})' has no children")
+        raise FormatProblem(
+            Errors.E002 if not label else f"node {excerpt(f'({label})')} has no children"
+        )
     first = children[0]
     if type(first) is str:
         if len(children) != 1:
             words = " ".join(child if type(child) is str else "(...)" for child in children)
-            raise FormatProblem(f"preterminal '({label} {words})' must hold exactly one word")
+            node = excerpt(f"({label} {words})")
+            raise FormatProblem(f"preterminal {node} must hold exactly one word")
         if not label:
-            raise FormatProblem(f"word {first!r} has no POS tag")
+            raise FormatProblem(f"word {excerpt(first)} has no POS tag")
         return Tree(label, (), first)
     if str in map(type, children):
-        raise FormatProblem(f"node '({label} ...)' mixes words and phrases")
+        raise FormatProblem(f"node {excerpt(f'({label} ...)')} mixes words and phrases")
     return Tree(label, tuple(children))

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ...errors import TreebankFormatError
+from ...errors import TreebankFormatError, excerpt
 from ..tree import EMPTY_TAG, Tree
 from .scan import FormatProblem, next_tree_start, rooted, scan
 
@@ -114,10 +114,11 @@ class _RecordBuilder:
         if type(first) is str:
             if len(children) != 1 or not label:
                 leaves = " ".join(map(str, children))
-                raise FormatProblem(f"'({label} {leaves})' must be a tag over one word-lemma leaf")
+                node = excerpt(f"({label} {leaves})")
+                raise FormatProblem(f"{node} must be a tag over one word-lemma leaf")
             if first == "0" or (first[0] == "*" and first != "*-*"):
                 return Tree(label, (Tree(EMPTY_TAG, (), first),))
             return Tree(label, (), leaf_word(first))
         if str in map(type, children):
-            raise FormatProblem(f"node '({label} ...)' mixes words and phrases")
+            raise FormatProblem(f"node {excerpt(f'({label} ...)')} mixes words and phrases")
         return Tree(label, tuple(children))

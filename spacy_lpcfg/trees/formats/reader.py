@@ -14,10 +14,11 @@ from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 
-from ...errors import Errors, TreebankFormatError
+from ...errors import DataNotFoundError, Errors, TreebankFormatError
 from ..normalize import NormalizeOptions, normalize
 from ..tree import Tree
 from . import cess, floresta, penn, psd
+from .text import check_encoding, decode_text, read_bytes
 
 FORMATS: dict[str, str] = {"penn": "penn", "psd": "penn", "floresta": "floresta", "cess": "cess"}
 """Format name -> name of its label scheme (``trees.labels``)."""
@@ -26,6 +27,8 @@ TREEBANK_SUFFIXES = (".mrg", ".psd", ".tbf", ".ptb", ".tree", ".trees")
 """File name endings read from a directory (READMEs and licences are skipped)."""
 
 _MODULES = {"penn": penn, "psd": psd, "floresta": floresta, "cess": cess}
+FORMAT_ENCODINGS = {name: module.ENCODING for name, module in _MODULES.items()}
+"""Format name -> the encoding its files are read in unless one is given."""
 _SUFFIX_FORMATS = {".psd": "psd", ".tbf": "cess"}
 ERROR_MODES = ("raise", "skip")
 BATCH_SIZE = 1024  # trees parsed per pause of the garbage collector
@@ -40,12 +43,13 @@ class TreebankReader:
     format (str): ``"auto"`` (per file, see ``detect_format``) or a key of ``FORMATS``.
     errors (str): ``"raise"`` raises ``TreebankFormatError`` (naming file and line)
         at the first malformed tree; ``"skip"`` skips it, notes it in ``skipped``
-        and goes on (a file that cannot be decoded is skipped whole).
+        and goes on (a file that cannot be read or decoded is skipped whole).
     options (NormalizeOptions): normalisation applied to every tree. Trees left
         without words (only empty elements) are not yielded.
     encoding (str | None): the files' encoding; None uses the format's
         (UTF-8 for ``penn`` and ``psd``, ISO-8859-1 for ``floresta`` and ``cess``).
-        A UTF-8 byte-order mark is ignored.
+        A UTF-8 byte-order mark is ignored. An undecodable byte raises
+        ``TreebankFormatError`` naming file, line and column.
 
     After (or during) an iteration, ``skipped`` lists ``(file, line, message)`` for
     each tree (or file) skipped with ``errors="skip"``.
@@ -71,6 +75,8 @@ class TreebankReader:
         self.errors = errors
         self.options = options
         self.encoding = encoding
+        if encoding is not None:
+            check_encoding(encoding)
         self.files = treebank_files(self.path)
         self.skipped: list[tuple[str, int | None, str]] = []
 
@@ -91,15 +97,15 @@ class TreebankReader:
         return self.format if self.format != "auto" else detect_format(file, data)
 
     def _read_file(self, file: Path) -> Iterator[Tree]:
-        data = file.read_bytes()
-        name = self._format_of(file, data)
-        module = _MODULES[name]
-        scheme = FORMATS[name]
         try:
-            text = _decode(data, self.encoding or module.ENCODING, str(file))
+            data = read_bytes(file)
+            name = self._format_of(file, data)
+            module = _MODULES[name]
+            text = decode_text(data, self.encoding or module.ENCODING, file)
         except TreebankFormatError as error:
             self._on_error(error)
             return
+        scheme = FORMATS[name]
         units = module.read_units(text.split("\n"), str(file), self._on_error)
         while True:
             with _gc_paused():
@@ -147,12 +153,16 @@ def detect_format(path: str | Path, data: bytes | None = None) -> str:
 
 
 def treebank_files(path: str | Path) -> list[Path]:
-    """The file itself, or the treebank files of a directory (see ``TreebankReader``)."""
+    """The file itself, or the treebank files of a directory (see ``TreebankReader``).
+
+    RAISES DataNotFoundError (a FileNotFoundError): no such file or directory, or a
+        directory without treebank files.
+    """
     path = Path(path)
     if path.is_file():
         return [path]
     if not path.is_dir():
-        raise FileNotFoundError(Errors.E016.format(path=path))
+        raise DataNotFoundError(Errors.E016.format(path=path))
     files = [
         file
         for file in path.rglob("*")
@@ -161,7 +171,7 @@ def treebank_files(path: str | Path) -> list[Path]:
         and file.is_file()
     ]
     if not files:
-        raise FileNotFoundError(Errors.E018.format(suffixes=" ".join(TREEBANK_SUFFIXES), path=path))
+        raise DataNotFoundError(Errors.E018.format(suffixes=" ".join(TREEBANK_SUFFIXES), path=path))
     return sorted(files, key=lambda file: file.relative_to(path).as_posix())
 
 
@@ -177,12 +187,3 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _decode(data: bytes, encoding: str, path: str) -> str:
-    try:
-        return data.decode(encoding).removeprefix("\ufeff")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        message = Errors.E017.format(byte=data[error.start], encoding=encoding)
-        raise TreebankFormatError(message, path=path, line=line) from None

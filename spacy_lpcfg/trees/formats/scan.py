@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from ...errors import Errors, TreebankFormatError
+from ...errors import Errors, TreebankFormatError, excerpt
 from ..tree import ROOT_LABEL, Tree
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
@@ -91,7 +91,7 @@ def scan(
                 elif labels:
                     kids[-1].append(token)
                 else:
-                    detail = f"text {token!r} outside brackets"
+                    detail = f"text {excerpt(token)} outside brackets"
                     raise _error(path, index, Errors.E001.format(detail=detail))
         if labels and not close_open:
             detail = f"{len(labels)} bracket(s) opened here not closed"
