@@ -134,26 +134,21 @@ def estimator(name: str, params: dict):
     return {"spectral": SpectralEstimator, "clustering": ClusteringEstimator}[name](**params)
 
 
-def evaluate(model, gold, decoder: str, *, keep_trees: bool = False) -> dict:
-    """Parse the gold sentences' words (no tags); F1 (EVALB COLLINS), speed, fallbacks
-    (and the parsed trees, with keep_trees)."""
+def evaluate(model, gold, decoder: str, *, keep_trees: bool = False, scheme="penn") -> dict:
+    """Parse the gold sentences' words (no tags); F1 (EVALB COLLINS on categories),
+    full-label F1, speed, fallbacks (and the parsed trees, with keep_trees)."""
+    import spacy_lpcfg
     from spacy_lpcfg.decode import Parser
-    from spacy_lpcfg.evaluation import score_trees
 
-    parser = Parser(model, decoder=decoder)
-    parse = parser.parse
-    parse(gold[0].words())  # compile the kernels before the clock starts
-    parser.fallbacks.clear()
-    start = time.perf_counter()
-    trees = [parse(tree.words()).tree for tree in gold]
-    seconds = time.perf_counter() - start
-    scores = score_trees(gold, trees).to_dict()
+    scores = spacy_lpcfg.evaluate(Parser(model, decoder=decoder), gold, scheme=scheme)
     return {
-        "f1": scores["bracketing_fscore"],
+        "f1": scores.fscore,
+        "full_label_f1": scores.function_fscore,
+        "function_f1": scores.functions.functions.fscore,
         "sentences": len(gold),
-        "sentences_per_second": len(gold) / seconds,
-        "fallbacks": sum(parser.fallbacks.values()),
-        **({"trees": trees} if keep_trees else {}),
+        "sentences_per_second": len(gold) / scores.seconds,
+        "fallbacks": sum(scores.fallbacks.values()),
+        **({"trees": scores.parses} if keep_trees else {}),
     }
 
 
@@ -299,8 +294,6 @@ def languages(dev_limit: int) -> str:
     """Floresta and CESS-ESP: dev F1 with function tags kept in the grammar or not."""
     from spacy_lpcfg.corpora import CORPORA, load_split
     from spacy_lpcfg.estimators import MLEEstimator
-    from spacy_lpcfg.evaluation import function_scores, score_trees
-    from spacy_lpcfg.trees.normalize import strip_functions
     from spacy_lpcfg.trees.transforms import TransformSpec
 
     lines = [
@@ -330,16 +323,11 @@ def languages(dev_limit: int) -> str:
                 start = time.perf_counter()
                 model = fitter.fit(train).model_
                 seconds = time.perf_counter() - start
-                result = evaluate(model, gold, decoder, keep_trees=True)
-                trees = result.pop("trees")
-                f1 = score_trees(
-                    [strip_functions(t, info.scheme) for t in gold],
-                    [strip_functions(t, info.scheme) for t in trees],
-                ).to_dict()["bracketing_fscore"]
-                functions = function_scores(gold, trees, info.scheme) if keep else None
+                result = evaluate(model, gold, decoder, scheme=info.scheme)
+                f1 = result["f1"]
                 print(corpus, label, keep, f1, json.dumps(result), file=sys.stderr, flush=True)
-                full = f"{functions.labelled.fscore:.2f}" if functions else ""
-                tags = f"{functions.functions.fscore:.2f}" if functions else ""
+                full = f"{result['full_label_f1']:.2f}" if keep else ""
+                tags = f"{result['function_f1']:.2f}" if keep else ""
                 lines.append(
                     f"| {corpus} | {label} | {'kept' if keep else 'stripped'} | {f1:.2f} | "
                     f"{full} | {tags} | {seconds:.1f} | {result['sentences_per_second']:.1f} "

@@ -61,7 +61,7 @@ def run_case(name, corpus, split, limit, n_states, options, repeat) -> dict:
     from spacy_lpcfg.corpora import CORPORA, load_split, open_treebank
     from spacy_lpcfg.decode.parser import Parser
     from spacy_lpcfg.estimators.mle import MLEEstimator
-    from spacy_lpcfg.evaluation import score_trees
+    from spacy_lpcfg.evaluation import score_parses
     from spacy_lpcfg.trees.transforms import TransformSpec
 
     trees, scheme = open_treebank(corpus, "train", data_dir=data_dir())
@@ -84,7 +84,8 @@ def run_case(name, corpus, split, limit, n_states, options, repeat) -> dict:
         parses = parser.parse_all(sentences)
         wall.append(time.perf_counter() - start_wall)
         cpu.append(time.process_time() - start_cpu)
-    scores = score_trees(gold, [parse.tree for parse in parses]).to_dict()
+    trees = [parse.tree for parse in parses]
+    scores = score_parses(gold, trees, scheme=scheme).evalb.to_dict()
     staged = sum(parser.seconds.values())
     return {
         "case": name,

@@ -7,7 +7,19 @@ scikit-learn and spaCy are imported by the modules that need them.
 from .about import __version__
 from .errors import NonConstituentException, NotParsedError
 
-__all__ = ["NonConstituentException", "NotParsedError", "__version__", "render"]
+__all__ = ["NonConstituentException", "NotParsedError", "__version__", "evaluate", "render"]
+
+
+def evaluate(parser, gold_trees, **options):
+    """Parse the words of gold trees and score the parses with EVALB semantics.
+
+    See ``spacy_lpcfg.evaluation.evaluate``: options ``scheme``, ``params``,
+    ``progress``. RETURNS (Scores): ``.fscore``, ``.function_fscore``, ``.evalb``,
+    ``.parses``, ``.seconds``, ``.to_dict()``.
+    """
+    from .evaluation import evaluate as evaluate_parser
+
+    return evaluate_parser(parser, gold_trees, **options)
 
 
 def render(obj, **options):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import typer
 
+from . import defaults
 from .errors import excerpt
 
 app = typer.Typer(
@@ -370,13 +371,17 @@ def train(
 
 PARSER_OPTIONS = {
     "decoder": typer.Option(
-        "auto",
+        defaults.DECODER,
         "--decoder",
         help="max_rule, variational, viterbi, mbr, product or product_mbr (ensembles); "
         "auto: product_mbr for an ensemble, mbr for a spectral model, else max_rule.",
     ),
-    "threshold": typer.Option(1e-4, "--prune-threshold", help="Posterior threshold of pruning."),
-    "max_length": typer.Option(150, "--max-length", help="Longer sentences get a flat tree."),
+    "threshold": typer.Option(
+        defaults.PRUNE_THRESHOLD, "--prune-threshold", help="Posterior threshold of pruning."
+    ),
+    "max_length": typer.Option(
+        defaults.MAX_LENGTH, "--max-length", help="Longer sentences get a flat tree."
+    ),
 }
 
 
@@ -502,11 +507,13 @@ def test_command(
     encoding: str | None = TREEBANK_ENCODING_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Parse a treebank split from its gold tokens (no gold tags) and score it with EVALB."""
-    import time
+    """Parse a treebank split from its gold tokens (no gold tags) and score it with EVALB.
 
+    EVALB's figures count categories (the corpus's function tags stripped); the last
+    line gives the F1 with full labels (NP-SBJ) too (spacy_lpcfg.evaluate).
+    """
     from .corpora import open_treebank
-    from .evaluation import get_params, score_trees
+    from .evaluation import evaluate, get_params
 
     # Everything that can fail fails before the parsing starts.
     _check_limit(limit)
@@ -514,38 +521,24 @@ def test_command(
     if output is not None:
         _check_output_file(output, "the parses")
     try:
-        gold, _ = open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
+        gold, scheme = open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
         evalb = get_params(params)
     except (OSError, ValueError) as err:  # missing data, bad files, bad parameters
         _fail(str(err))
     gold = gold[:limit]
     parser = _load_parser(model_dir, decoder, threshold, max_length)
-    parser.parse(gold[0].words())  # compile the kernels before the clock starts
-    parser.fallbacks.clear()
-    start = time.perf_counter()
-    parses = parser.parse_all((tree.words() for tree in gold), progress=True, total=len(gold))
-    seconds = time.perf_counter() - start
-    trees = [p.tree for p in parses]
-    result = score_trees(gold, trees, evalb)
-    scores = {
-        key: value for key, value in result.to_dict().items() if not isinstance(value, (dict, list))
-    }
-    scores.update(
-        seconds=round(seconds, 3),
-        sentences_per_second=round(len(gold) / seconds, 2),
-        fallbacks=sum(parser.fallbacks.values()),
-        fallback_reasons=dict(parser.fallbacks),
-        decoder=parser.decoder,
-    )
+    scores = evaluate(parser, gold, scheme=scheme, params=evalb, progress=True)
     if as_json:
-        _print_json(scores)
+        _print_json(scores.to_dict())
     else:
-        sys.stdout.write(result.format())
+        sys.stdout.write(scores.evalb.format())
         typer.echo(
-            f"{len(gold)} sentences in {seconds:.1f} s ({len(gold) / seconds:.1f}/s), "
-            f"fallbacks: {dict(parser.fallbacks) or 0}",
+            f"{len(gold)} sentences in {scores.seconds:.1f} s "
+            f"({len(gold) / scores.seconds:.1f}/s), fallbacks: {dict(scores.fallbacks) or 0}; "
+            f"F1 with function labels {scores.function_fscore:.2f}",
             err=True,
         )
+    trees = scores.parses
     if output is not None:  # after the scores are out, so a late failure loses nothing
         try:
             output.write_text("".join(tree.pformat() + "\n" for tree in trees), encoding="utf-8")
@@ -613,9 +606,6 @@ def _decode_input(path: Path | None, encoding: str) -> str:
 
 def _bracketed_trees(path: Path | None, encoding: str | None, scheme: str | None, limit):
     """``(trees, scheme)`` from a treebank file or directory, or bracketed trees on stdin."""
-    from itertools import islice
-
-    from .errors import TreebankFormatError
     from .trees.brackets import iter_raw_trees, raw_to_tree
     from .trees.formats.reader import TreebankReader
     from .trees.normalize import normalize

@@ -70,6 +70,7 @@ class Errors(metaclass=_CodedMessages):
         "encoding ({encoding})."
     )
     E025 = "Cannot read the file: {reason}."
+    E026 = "Nothing to evaluate: no gold trees."
     # Grammar and chart engine (E101-E199)
     E101 = "Unknown symbol kind '{kind}' for symbol '{name}'. Kinds: {known}"
     E102 = "A symbol table needs exactly one symbol of kind 'root', named '{root}'; found {found}."

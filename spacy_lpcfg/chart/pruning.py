@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..defaults import PRUNE_THRESHOLD
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.projection import SymbolMerge, expected_symbol_counts, merge_symbols
@@ -57,7 +58,8 @@ class PruningCascade:
         grammars pass their MLE grammar here.
     threshold (float | Sequence[float]): items with a posterior at most this are
         pruned: one value for every pass, or one per pass (the merged levels, then
-        the one-state projection when the grammar is latent). Defaults to 1e-5.
+        the one-state projection when the grammar is latent). Defaults to
+        ``defaults.PRUNE_THRESHOLD``.
     """
 
     def __init__(
@@ -66,7 +68,7 @@ class PruningCascade:
         level_names: Sequence[Sequence[str]],
         *,
         coarse: LPCFG | None = None,
-        threshold: float | Sequence[float] = 1e-5,
+        threshold: float | Sequence[float] = PRUNE_THRESHOLD,
     ):
         if not level_names:
             raise ValueError(

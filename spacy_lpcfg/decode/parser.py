@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import defaults
 from ..chart import CoarsePosteriors, inside_outside
 from ..chart.pruning import PruningCascade
 from ..errors import Errors
@@ -58,15 +59,15 @@ FALLBACKS = ("lower_threshold", "no_pruning", "flat", "too_long")
 # second keeps chains and the Markov context of intermediate labels, which lets the
 # chart drop the many intermediate items whose right sibling is missing
 # (one_state_kernels). Chosen on ptb_sample dev and test against the former default
-# (X-bar, X-bar with annotations) at 1e-5: the same F1 on average, 2.5 times faster.
+# (X-bar, X-bar with annotations) at 1e-5: the same F1 on average, 2.5 times faster
+# (at defaults.PRUNE_THRESHOLD).
 DEFAULT_LEVELS = ({"chains": "bottom", "tags": "category"}, {"context": True})
 CHAINS = ("keep", "bottom")
 MERGES = ("keep", "category")
-DEFAULT_THRESHOLD = 3e-4
 # Decoders of all the model's grammars at once: its main grammar and the members of
 # an ensemble (``training["ensemble"]``), pruned once per sentence.
 ENSEMBLE_DECODERS = {"product": product_parse, "product_mbr": product_mbr_parse}
-AUTO = "auto"
+AUTO = defaults.DECODER
 ENSEMBLE = "ensemble"  # training key of an ensemble's members (estimators.noise)
 COARSE_GRAMMAR = "coarse_grammar"  # training key of the grammar to prune with
 
@@ -170,13 +171,13 @@ class Parser:
         the default: ``default_decoder(model)``.
     prune_threshold (float | Sequence[float]): posterior threshold of the pruning
         passes: one for all, or one per level (plus one for the one-state projection
-        of a latent grammar). Defaults to 3e-4.
+        of a latent grammar). Defaults to ``defaults.PRUNE_THRESHOLD`` (3e-4).
     levels (Sequence[dict]): the merged pruning levels, coarsest first, as keyword
         arguments of ``level_label``. Defaults to X-bar with unary chains cut to their
         lowest label and POS categories, then X-bar with the (X-bar) Markov context of
         intermediates.
     use_tags (str): "auto", "constrain" or "ignore" given tags (``Lexicon.lexical_scores``).
-    max_length (int): longer sentences get a flat tree. Defaults to 150.
+    max_length (int): longer sentences get a flat tree. Defaults to ``defaults.MAX_LENGTH``.
     """
 
     def __init__(
@@ -184,10 +185,10 @@ class Parser:
         model: ParsingModel,
         *,
         decoder: str = AUTO,
-        prune_threshold: float | Sequence[float] = DEFAULT_THRESHOLD,
+        prune_threshold: float | Sequence[float] = defaults.PRUNE_THRESHOLD,
         levels: Sequence[dict] = DEFAULT_LEVELS,
         use_tags: str = "auto",
-        max_length: int = 150,
+        max_length: int = defaults.MAX_LENGTH,
     ):
         choices = (AUTO, *DECODERS, *ENSEMBLE_DECODERS)
         if decoder not in choices:
