@@ -33,14 +33,12 @@ from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.symbols import PRETERMINAL
 from .inputs import lexical_arrays, per_grammar
+from .scaled import EMPTY, FAST_MATH, times_pow2
 
-EMPTY = -(1 << 40)  # exponent of an all-zero cell
-MIN_SHIFT = -1100
 # Values below 2**FLUSH times their cell's largest are set to zero, and so are split
 # points whose scale is below 2**FLUSH of the best one. Such items cannot matter for
 # pruning, and products of them would be subnormal numbers, 100 times slower.
 FLUSH = -300
-_FAST = {"reassoc", "contract"}  # vectorised dot products; keeps inf/nan semantics
 
 
 @dataclass(frozen=True)
@@ -156,11 +154,6 @@ def coarse_posteriors(grammar: LPCFG, lexical: LexicalScores) -> CoarsePosterior
 
 
 @njit(cache=True, nogil=True)
-def _times_pow2(value, exponent):
-    return 0.0 if exponent < MIN_SHIFT else math.ldexp(value, min(exponent, 2000))
-
-
-@njit(cache=True, nogil=True)
 def _store_cells(accumulator, top, n_cells, width, chart, exponents, nonzero):
     """Normalise each cell x (max |value| in [0.5, 1)) of accumulator[:, :n_cells] and
     write it to chart[width, :, x] with exponent top[x] + shift."""
@@ -229,7 +222,7 @@ def _split_range(nonzero, width, first_width, n_splits, from_end, first, last, s
             last[s] = d
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, fastmath=FAST_MATH, inline="always")
 def _add_products(target, weight, factor_1, factor_2):
     """target += weight * factor_1 * factor_2, elementwise. A function of its own
     over contiguous 1-d views, because that is the form numba vectorises."""
@@ -237,7 +230,7 @@ def _add_products(target, weight, factor_1, factor_2):
         target[t] += weight * factor_1[t] * factor_2[t]
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, fastmath=FAST_MATH, inline="always")
 def _add_triple(target, factor_1, factor_2, factor_3):
     """target += factor_1 * factor_2 * factor_3, elementwise (as _add_products)."""
     for t in range(target.shape[0]):
@@ -566,7 +559,7 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
             for a in range(n_symbols):
                 value = outside[width, a, x] * inside[width, a, x]
                 if value != 0.0:
-                    posteriors[x, x + width, a] = _times_pow2(value / z_mantissa, scale)
+                    posteriors[x, x + width, a] = times_pow2(value / z_mantissa, scale)
     return posteriors
 
 

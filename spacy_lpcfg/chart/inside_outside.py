@@ -12,8 +12,9 @@ import numpy as np
 
 from ..grammar import LPCFG, LexicalScores
 from .inputs import Mask, binary_parents, chart_index, lexical_arrays, mask_arrays
-from .latent_kernels import EMPTY, latent_inside, latent_outside
+from .latent_kernels import latent_inside, latent_outside
 from .one_state_kernels import one_state_inside, one_state_outside
+from .scaled import EMPTY
 
 
 @dataclass(frozen=True)

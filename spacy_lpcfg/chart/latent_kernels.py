@@ -12,88 +12,18 @@ The chart is a list of *items* (symbol, start, end), created cell by cell
 with the items that exist, not with the mask. ``table[i, j, a]`` is the item
 id of (a, i, j) or -1, and the items of a cell are contiguous.
 
-Numba's on-disk cache does not notice changes to jitted functions imported
-from other files: after editing a helper here, delete the ``__pycache__``
-folders of the modules that import it (viterbi.py imports ``grow``).
+The scaled arithmetic is ``chart.scaled``'s.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-EMPTY = -(1 << 40)  # exponent of a zero vector; sums of a few stay far from int64 overflow
-MIN_SHIFT = -1100  # 2.0**MIN_SHIFT underflows to zero in float64
+from .scaled import EMPTY, FAST_MATH, accumulate, grow, normalise, times_pow2
+
 NO_ITEM = -1
-# Reassociation lets numba vectorise the dot products over latent states; inf/nan
-# semantics are kept.
-_FAST = {"reassoc", "contract"}
-
-
-@njit(cache=True, nogil=True)
-def times_pow2(value, exponent):
-    """value * 2**exponent, flushing to 0 below the float64 range."""
-    if exponent < MIN_SHIFT:
-        return 0.0
-    return math.ldexp(value, min(exponent, 2000))
-
-
-@njit(cache=True, nogil=True)
-def normalise(vector, size):
-    """Scale vector[:size] so that max |value| is in [0.5, 1); RETURNS the exponent
-    taken out, or EMPTY for a zero vector."""
-    largest = 0.0
-    for h in range(size):
-        magnitude = abs(vector[h])
-        if magnitude > largest:
-            largest = magnitude
-    if largest == 0.0:
-        return EMPTY
-    exponent = math.frexp(largest)[1]
-    if exponent != 0:
-        factor = math.ldexp(1.0, -exponent)
-        for h in range(size):
-            vector[h] *= factor
-    return exponent
-
-
-@njit(cache=True, nogil=True)
-def accumulate(target, start, size, target_exponent, source, source_exponent):
-    """target[start:start+size] (scaled by target_exponent) += source[:size] (scaled by
-    source_exponent); RETURNS the new exponent of the (renormalised) target."""
-    if source_exponent == EMPTY:
-        return target_exponent
-    if target_exponent == EMPTY:
-        for h in range(size):
-            target[start + h] = source[h]
-        return source_exponent
-    if source_exponent > target_exponent:
-        factor = times_pow2(1.0, target_exponent - source_exponent)
-        for h in range(size):
-            target[start + h] = target[start + h] * factor + source[h]
-        exponent = source_exponent
-    else:
-        factor = times_pow2(1.0, source_exponent - target_exponent)
-        for h in range(size):
-            target[start + h] += source[h] * factor
-        exponent = target_exponent
-    shift = normalise(target[start : start + size], size)
-    return EMPTY if shift == EMPTY else exponent + shift
-
-
-@njit(cache=True, nogil=True)
-def grow(array, needed):
-    """array, or a copy with room for at least `needed` entries."""
-    if needed <= array.shape[0]:
-        return array
-    bigger = np.empty(max(needed, 2 * array.shape[0]), array.dtype)
-    bigger[: array.shape[0]] = array
-    return bigger
-
-
-@njit(cache=True, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=FAST_MATH)
 def latent_inside(
     n, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent, binary_parents,
@@ -300,7 +230,7 @@ def latent_inside(
     )
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=FAST_MATH)
 def latent_outside(
     n, root, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent,

@@ -6,7 +6,7 @@ latent state, which the pruning levels and MLE grammars have. What makes it
 several times faster than the latent kernels with m = 1:
 
 * sums are kept as (mantissa, exponent) pairs with the exponent of their
-  largest term so far (``_add``), and an item is normalised once, when it is
+  largest term so far (``add``), and an item is normalised once, when it is
   complete, not after every rule: no frexp in the inner loops;
 * the split points of a rule a -> b c over (i, j) are the bits set in both
   the bitset of the ends of the b items starting at i and that of the starts
@@ -37,65 +37,11 @@ items are used without expanding them to the grammar's symbols.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-EMPTY = -(1 << 40)  # exponent of a zero value (as in latent_kernels)
-
-
-# _POW2[k + 1075] = 2.0**k for k in [-1074, 0], and 0 below: a table lookup is cheaper
-# than ldexp in the inner loops.
-_POW2 = np.array([0.0] + [2.0**k for k in range(-1074, 1)])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pow2(shift):
-    """2.0**shift for shift <= 0 (0 below the float64 range)."""
-    return _POW2[max(shift, -1075) + 1075]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _add(total, exponent, value, value_exponent):
-    """(total * 2**exponent + value * 2**value_exponent) as (mantissa, exponent),
-    keeping the larger exponent; a zero value changes nothing."""
-    if value == 0.0:
-        return total, exponent
-    if exponent == EMPTY:
-        return value, value_exponent
-    if value_exponent > exponent:
-        return total * _pow2(exponent - value_exponent) + value, value_exponent
-    return total + value * _pow2(value_exponent - exponent), exponent
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _normalised(value, exponent):
-    """(mantissa with |m| in [0.5, 1), exponent), or (0.0, EMPTY) for zero."""
-    if value == 0.0 or exponent == EMPTY:
-        return 0.0, EMPTY
-    mantissa, shift = math.frexp(value)
-    return mantissa, exponent + shift
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _times_pow2(value, exponent):
-    """value * 2**exponent (posteriors: the exponent is rarely positive)."""
-    if exponent <= 0:
-        return value * _pow2(exponent)
-    return math.ldexp(value, min(exponent, 2000))
-
-
-@njit(cache=True, nogil=True)
-def _reserve(array, needed):
-    """array, or a copy with room for at least `needed` rows."""
-    if needed <= array.shape[0]:
-        return array
-    shape = (max(needed, 2 * array.shape[0]),) + array.shape[1:]
-    bigger = np.empty(shape, array.dtype)
-    bigger[: array.shape[0]] = array
-    return bigger
+from .scaled import EMPTY, add, grow, normalised, times_pow2
 
 
 @njit(cache=True, nogil=True)
@@ -175,11 +121,11 @@ def one_state_inside(
         for j in range(i + 1, n + 1):
             table[i, j] = 0
             needed = n_items + n_symbols  # a cell has at most one item per symbol
-            item_symbols = _reserve(item_symbols, needed)
-            item_starts = _reserve(item_starts, needed)
-            item_ends = _reserve(item_ends, needed)
-            exponents = _reserve(exponents, needed)
-            values = _reserve(values, needed)
+            item_symbols = grow(item_symbols, needed)
+            item_starts = grow(item_starts, needed)
+            item_ends = grow(item_ends, needed)
+            exponents = grow(exponents, needed)
+            values = grow(values, needed)
             n_touched = 0
             if j == i + 1:
                 for lex in range(lex_first[i], lex_first[i + 1]):
@@ -332,7 +278,7 @@ def _binary_cell(i, j, parents, n_parents, binary_rules, binary_weights, group_o
                                 edges[n_edges, 2] = left
                                 edges[n_edges, 3] = right
                             n_edges += 1
-                        total, exponent = _add(
+                        total, exponent = add(
                             total,
                             exponent,
                             w_r * values[left] * values[right],
@@ -368,7 +314,7 @@ def _unary_cell(i, j, unary_rules, unary_weights, unary_by_parent, unary_parent_
                 cell_live[p] = True
                 touched[n_touched] = p
                 n_touched += 1
-            cell_values[p], cell_exponents[p] = _add(
+            cell_values[p], cell_exponents[p] = add(
                 cell_values[p], cell_exponents[p], unary_weights[r] * cell_values[c],
                 cell_exponents[c],
             )  # fmt: skip
@@ -388,7 +334,7 @@ def _commit_cell(i, j, n_touched, n_items, table, bits, item_symbols, item_start
         item_symbols[item] = a
         item_starts[item] = i
         item_ends[item] = j
-        values[item], exponents[item] = _normalised(cell_values[a], cell_exponents[a])
+        values[item], exponents[item] = normalised(cell_values[a], cell_exponents[a])
         cell_live[a] = False
         cell_values[a] = 0.0
         cell_exponents[a] = EMPTY
@@ -442,7 +388,7 @@ def one_state_outside(
             last_item = first_item + cell_count[i, j]
             # Every parent of this cell's items is complete: normalise their outsides.
             for item in range(first_item, last_item):
-                out_values[item], out_exponents[item] = _normalised(
+                out_values[item], out_exponents[item] = normalised(
                     out_values[item], out_exponents[item]
                 )
             n_unary = _unary_outside(
@@ -463,7 +409,7 @@ def one_state_outside(
                 for item in range(first_item, last_item):
                     a = item_symbols[item]
                     most += group_rules[group_offsets[a + 1]] - group_rules[group_offsets[a]]
-                searched = _reserve(searched, most * (j - i - 1))
+                searched = grow(searched, most * (j - i - 1))
                 cell = searched
                 first_edge = 0
                 last_edge = _search_edges(
@@ -471,8 +417,8 @@ def one_state_outside(
                     group_rules, table, cell_first, bits, item_symbols, out_values, searched,
                 )  # fmt: skip
             if with_rules:
-                binary_posteriors = _reserve(binary_posteriors, n_binary + last_edge - first_edge)
-                binary_keys = _reserve(binary_keys, n_binary + last_edge - first_edge)
+                binary_posteriors = grow(binary_posteriors, n_binary + last_edge - first_edge)
+                binary_keys = grow(binary_keys, n_binary + last_edge - first_edge)
             n_binary = _binary_outside(
                 first_edge, last_edge, cell, binary_weights, inside_exponents, inside_values,
                 out_values, out_exponents, z_mantissa, z_exponent, with_rules,
@@ -482,7 +428,7 @@ def one_state_outside(
     for item in range(n_items):
         value = out_values[item] * inside_values[item]
         if value != 0.0:
-            marginals[item] = _times_pow2(
+            marginals[item] = times_pow2(
                 value / z_mantissa, out_exponents[item] + inside_exponents[item] - z_exponent
             )
     # Reversed: cell by cell in the inside pass's order, each cell's unary parents
@@ -533,12 +479,12 @@ def _unary_outside(i, j, unary_rules, unary_weights, unary_by_parent, unary_pare
                 keys[n_unary, 2] = j
                 keys[n_unary, 3] = parent
                 keys[n_unary, 4] = child
-                posteriors[n_unary] = _times_pow2(
+                posteriors[n_unary] = times_pow2(
                     value * inside_values[child] / z_mantissa,
                     exponent + inside_exponents[child] - z_exponent,
                 )
                 n_unary += 1
-            out_values[child], out_exponents[child] = _add(
+            out_values[child], out_exponents[child] = add(
                 out_values[child], out_exponents[child], value, exponent
             )
     return n_unary
@@ -601,17 +547,17 @@ def _binary_outside(first_edge, last_edge, edges, binary_weights, inside_exponen
         x = binary_weights[edges[e, 0]] * outside
         value_b = inside_values[left]
         value_c = inside_values[right]
-        out_values[left], out_exponents[left] = _add(
+        out_values[left], out_exponents[left] = add(
             out_values[left], out_exponents[left], x * value_c,
             exponent + inside_exponents[right],
         )  # fmt: skip
-        out_values[right], out_exponents[right] = _add(
+        out_values[right], out_exponents[right] = add(
             out_values[right], out_exponents[right], x * value_b,
             exponent + inside_exponents[left],
         )  # fmt: skip
         if with_rules and value_b != 0.0 and value_c != 0.0:
             keys[n_binary] = edges[e]
-            posteriors[n_binary] = _times_pow2(
+            posteriors[n_binary] = times_pow2(
                 x * value_b * value_c / z_mantissa,
                 exponent + inside_exponents[left] + inside_exponents[right] - z_exponent,
             )

@@ -18,7 +18,7 @@ from ..grammar import LPCFG, LexicalScores, SymbolTable
 from ..grammar.symbols import PRETERMINAL
 from ..trees.tree import Tree
 from .inputs import Mask, binary_parents, lexical_arrays, mask_arrays
-from .latent_kernels import grow
+from .scaled import grow
 
 LEXICAL, BINARY, UNARY = 0, 1, 2  # back-pointer kinds
 

@@ -1,0 +1,120 @@
+"""Scaled numbers for the chart kernels: a float64 mantissa and an int64 exponent.
+
+Inside and outside scores of long sentences under- and overflow float64, and
+spectral grammars have negative weights, so log space is not an option: a
+value is ``mantissa * 2**exponent`` (the Berkeley parser's ScalingTools, with
+powers of two). A zero has exponent ``EMPTY``. Every kernel family (coarse,
+one-state, latent, Viterbi) uses these helpers, so the arithmetic is written
+once.
+
+Numba's on-disk cache does not notice changes to jitted functions imported
+from other files: after editing a helper here, delete the ``__pycache__``
+folders of the chart package.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+EMPTY = -(1 << 40)  # exponent of a zero; sums of a few stay far from int64 overflow
+MIN_SHIFT = -1100  # 2.0**MIN_SHIFT underflows to zero in float64
+# Reassociation lets numba vectorise dot products; inf/nan semantics are kept.
+FAST_MATH = {"reassoc", "contract"}
+
+# _POW2[k + 1075] = 2.0**k for k in [-1074, 0], and 0 below: a table lookup is cheaper
+# than ldexp in the inner loops.
+_POW2 = np.array([0.0] + [2.0**k for k in range(-1074, 1)])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pow2(shift):
+    """2.0**shift for shift <= 0 (0 below the float64 range)."""
+    return _POW2[max(shift, -1075) + 1075]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def times_pow2(value, exponent):
+    """value * 2**exponent; 0 below the float64 range (subnormal results may flush)."""
+    if exponent <= 0:
+        return value * pow2(exponent)
+    return math.ldexp(value, min(exponent, 2000))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add(total, exponent, value, value_exponent):
+    """(total * 2**exponent + value * 2**value_exponent) as (mantissa, exponent),
+    keeping the larger exponent (not normalised); a zero value changes nothing."""
+    if value == 0.0:
+        return total, exponent
+    if exponent == EMPTY:
+        return value, value_exponent
+    if value_exponent > exponent:
+        return total * pow2(exponent - value_exponent) + value, value_exponent
+    return total + value * pow2(value_exponent - exponent), exponent
+
+
+@njit(cache=True, nogil=True, inline="always")
+def normalised(value, exponent):
+    """(mantissa with |m| in [0.5, 1), exponent), or (0.0, EMPTY) for zero."""
+    if value == 0.0 or exponent == EMPTY:
+        return 0.0, EMPTY
+    mantissa, shift = math.frexp(value)
+    return mantissa, exponent + shift
+
+
+@njit(cache=True, nogil=True)
+def normalise(vector, size):
+    """Scale vector[:size] so that max |value| is in [0.5, 1); RETURNS the exponent
+    taken out, or EMPTY for a zero vector."""
+    largest = 0.0
+    for h in range(size):
+        magnitude = abs(vector[h])
+        if magnitude > largest:
+            largest = magnitude
+    if largest == 0.0:
+        return EMPTY
+    exponent = math.frexp(largest)[1]
+    if exponent != 0:
+        factor = math.ldexp(1.0, -exponent)
+        for h in range(size):
+            vector[h] *= factor
+    return exponent
+
+
+@njit(cache=True, nogil=True)
+def accumulate(target, start, size, target_exponent, source, source_exponent):
+    """target[start:start+size] (scaled by target_exponent) += source[:size] (scaled by
+    source_exponent); RETURNS the new exponent of the (renormalised) target."""
+    if source_exponent == EMPTY:
+        return target_exponent
+    if target_exponent == EMPTY:
+        for h in range(size):
+            target[start + h] = source[h]
+        return source_exponent
+    if source_exponent > target_exponent:
+        factor = pow2(target_exponent - source_exponent)
+        for h in range(size):
+            target[start + h] = target[start + h] * factor + source[h]
+        exponent = source_exponent
+    else:
+        factor = pow2(source_exponent - target_exponent)
+        for h in range(size):
+            target[start + h] += source[h] * factor
+        exponent = target_exponent
+    shift = normalise(target[start : start + size], size)
+    return EMPTY if shift == EMPTY else exponent + shift
+
+
+@njit(cache=True, nogil=True)
+def grow(array, needed):
+    """array, or a copy with room for at least `needed` rows (kernels grow scratch
+    arrays between cells, never in their inner loops)."""
+    if needed <= array.shape[0]:
+        return array
+    shape = (max(needed, 2 * array.shape[0]),) + array.shape[1:]
+    bigger = np.empty(shape, array.dtype)
+    bigger[: array.shape[0]] = array
+    return bigger
