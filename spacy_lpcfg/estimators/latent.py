@@ -17,22 +17,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm import tqdm
 
 from ..grammar import LPCFG
 from ..grammar.lexicon import Lexicon
 from ..grammar.model import Spectrum
-from ..trees.transforms import TransformPipeline, TransformSpec
+from ..trees.nodes import TreebankNodes, flatten, node_rules
+from ..trees.transforms import TransformSpec, transform_treebank
 from ..trees.tree import Tree
 from .base import BaseEstimator, check_number, check_random_state
-from .features import (
-    INSIDE_TEMPLATES,
-    OUTSIDE_TEMPLATES,
-    TreebankNodes,
-    flatten,
-    node_features,
-    node_rules,
-)
+from .features import INSIDE_TEMPLATES, OUTSIDE_TEMPLATES, node_features
 from .mle import RuleCounts, TreebankEstimator, as_transform_spec, count_rules
 from .projections import Projections, fit_projections, requested_states, state_caps
 
@@ -105,14 +98,7 @@ def project_treebank(
     random_state (np.random.Generator): for the randomized SVDs.
     RETURNS (ProjectedTreebank): the result.
     """
-    pipeline = TransformPipeline(spec)
-    total = len(trees) if hasattr(trees, "__len__") else None
-    transformed = [
-        pipeline.apply(tree)
-        for tree in tqdm(
-            trees, desc="Transforming", total=total, unit="tree", disable=None, leave=False
-        )
-    ]
+    spec, transformed = transform_treebank(trees, spec)  # marks phrases that are also tags
     counts = count_rules(transformed, total=len(transformed))
     nodes = flatten(transformed, counts.symbols, total=len(transformed))
     del transformed

@@ -38,11 +38,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from tqdm import tqdm
 
 from ..errors import Errors
 from ..grammar import SymbolTable
-from .features import NodeFeatures, TreebankNodes
+from ..progress import progress
+from ..trees.nodes import TreebankNodes
+from .features import NodeFeatures
 
 if TYPE_CHECKING:  # scipy is imported where it is used: importing stays cheap
     from scipy import sparse
@@ -261,9 +262,7 @@ def _decompose_symbols(
     n_symbols = len(nodes.symbols)
     values, ys, zs, factors = [], [], [], []
     root = nodes.symbols.root
-    for a in tqdm(
-        range(n_symbols), desc="SVD per symbol", unit="symbol", disable=None, leave=False
-    ):
+    for a in progress(range(n_symbols), desc="SVD", unit="symbol"):
         lo, hi = int(offsets[a]), int(offsets[a + 1])
         if a == root or hi == lo:
             values.append(np.zeros(0))

@@ -6,16 +6,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from spacy_lpcfg.estimators.features import (
-    INSIDE_TEMPLATES,
-    LEFT,
-    ONLY,
-    OUTSIDE_TEMPLATES,
-    RIGHT,
-    flatten,
-    node_features,
-    node_rules,
-)
+from spacy_lpcfg.estimators.features import INSIDE_TEMPLATES, OUTSIDE_TEMPLATES, node_features
 from spacy_lpcfg.estimators.mle import count_rules
 from spacy_lpcfg.estimators.projections import (
     fit_projections,
@@ -24,6 +15,7 @@ from spacy_lpcfg.estimators.projections import (
     truncated_svd,
 )
 from spacy_lpcfg.trees import Tree
+from spacy_lpcfg.trees.nodes import LEFT, ONLY, RIGHT, flatten, node_rules
 from spacy_lpcfg.trees.transforms import TransformPipeline, TransformSpec
 
 TREEBANK = [
