@@ -36,7 +36,7 @@ doc = nlp(
     "Pierre Vinken, 61 years old, will join the board as a nonexecutive director.\n"
 )
 for sent in doc.sents:
-    if sent.text.strip():
+    if sent.text.strip():  # the trailing newline is a sentence of its own; it parses to ""
         print(sent._.parse_string)
 print([(span.label_, span.text) for span in doc.spans["constituents"]][:6])
 spacy_lpcfg.render(doc).save("projects/ptb_sample/metrics/example.svg")

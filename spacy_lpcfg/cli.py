@@ -13,6 +13,8 @@ import math
 import os
 import re
 import sys
+import warnings
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 
@@ -268,6 +270,46 @@ def _default_head_rules(scheme: str, language: str) -> str:
     return "first"
 
 
+def _read_training_trees(
+    corpus: str, split: str, data_dir: Path | None, encoding: str | None, limit: int | None
+):
+    """``(trees, scheme)``: the first ``limit`` trees (None: all) of a corpus split or a
+    treebank path, streamed under a "reading" bar, so that --limit reads only those."""
+    from .corpora import CORPORA, iter_corpus, open_treebank
+    from .progress import progress
+    from .trees.formats import TreebankReader
+
+    if corpus in CORPORA and encoding is None:
+        stream, scheme = iter_corpus(corpus, split, data_dir=data_dir), CORPORA[corpus].scheme
+    elif corpus not in CORPORA and Path(corpus).exists():
+        reader = TreebankReader(corpus, encoding=encoding)
+        stream, scheme = reader, reader.scheme
+    else:  # not readable as asked: open_treebank raises the error that says why
+        trees, scheme = open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
+        return trees[:limit], scheme
+    trees = list(progress(islice(stream, limit), desc="reading", total=limit, unit="tree"))
+    if not trees:  # open_treebank names the reason (a file without trees)
+        return open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
+    return trees, scheme
+
+
+def _report_unknown_tags(parser) -> None:
+    """Print the parser's unknown-tag warning (W010) for a whole run, if there is one."""
+    message = parser.unknown_tags_warning()
+    if message:
+        typer.echo(f"warning: {message}", err=True)
+
+
+@contextmanager
+def _unknown_tags_at_end(parser):
+    """Hold back the parser's first unknown-tag warning (W010) during the block and
+    report every such token once at its end."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=re.escape("[W010]"))
+        yield
+    _report_unknown_tags(parser)
+
+
 @app.command()
 def train(
     corpus: str = typer.Argument(..., help="Corpus name or treebank path."),
@@ -278,6 +320,9 @@ def train(
     split: str = typer.Option("train", "--split", help="Split of a named corpus to train on."),
     data_dir: Path | None = DATA_DIR_OPTION,
     encoding: str | None = TREEBANK_ENCODING_OPTION,
+    limit: int | None = typer.Option(
+        None, "--limit", help="Train on the first N (>= 1) trees only.", show_default=False
+    ),
     binarization: str = typer.Option("right", "--binarization", help="right, left or head."),
     h_markov: int = typer.Option(1, "--h-markov", help="Horizontal Markov order (-1: infinite)."),
     v_markov: int = typer.Option(2, "--v-markov", help="Vertical Markov order (1: none)."),
@@ -305,40 +350,61 @@ def train(
         0.3, "--noise-scale", help="Dropout probability or relative noise deviation."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="No progress bars and no summary line (errors still show)."
+    ),
 ) -> None:
-    """Train a grammar on a treebank and save the model directory."""
+    """Train a grammar on a treebank and save the model directory.
+
+    Progress bars show on a terminal (stderr), one per step. Interrupted (Ctrl-C),
+    it exits with code 130 and leaves MODEL_DIR as it was.
+    """
     import time
 
-    from .corpora import CORPORA, open_treebank
+    from .corpora import CORPORA
     from .errors import DataNotFoundError, GrammarError, TransformError, TreebankFormatError
+    from .grammar.model import _check_replaceable
+    from .progress import quiet as quiet_bars
     from .trees.transforms import TransformSpec
 
+    # Everything that can fail fails before the work starts.
+    _check_limit(limit)
+    _check_output_dir(model_dir)
+    try:
+        _check_replaceable(model_dir)  # a directory that is not a model is never replaced
+    except GrammarError as err:
+        _fail(str(err))
     language = language or (CORPORA[corpus].lang if corpus in CORPORA else "en")
     try:
-        trees, scheme = open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
-        spec = TransformSpec(
-            binarization=binarization,
-            h_markov=None if h_markov < 0 else h_markov,
-            v_markov=v_markov,
-            keep_functions=functions,
-            scheme=scheme,
-            head_rules=head_rules or _default_head_rules(scheme, language),
-        )
-        fitter = _make_estimator(
-            estimator,
-            spec,
-            language,
-            rare_threshold,
-            n_states,
-            random_state,
-            n_models,
-            noise,
-            noise_scale,
-        )
-        start = time.perf_counter()
-        fitter.fit(trees)
-        seconds = time.perf_counter() - start
-        fitter.model_.to_disk(model_dir)
+        with quiet_bars(quiet):
+            trees, scheme = _read_training_trees(corpus, split, data_dir, encoding, limit)
+            spec = TransformSpec(
+                binarization=binarization,
+                h_markov=None if h_markov < 0 else h_markov,
+                v_markov=v_markov,
+                keep_functions=functions,
+                scheme=scheme,
+                head_rules=head_rules or _default_head_rules(scheme, language),
+            )
+            fitter = _make_estimator(
+                estimator,
+                spec,
+                language,
+                rare_threshold,
+                n_states,
+                random_state,
+                n_models,
+                noise,
+                noise_scale,
+            )
+            start = time.perf_counter()
+            fitter.fit(trees)
+            seconds = time.perf_counter() - start
+            fitter.model_.to_disk(model_dir)
+    except KeyboardInterrupt:
+        # to_disk cleans up after itself: the previous model (if any) is untouched
+        typer.echo(f"interrupted: no model written, {model_dir} is as it was", err=True)
+        raise typer.Exit(130) from None
     except (
         DataNotFoundError,
         TreebankFormatError,
@@ -347,6 +413,8 @@ def train(
         ValueError,
     ) as err:
         _fail(str(err))
+    except OSError as err:  # writing the model (reading errors are the ones above)
+        _fail(f"cannot write the model to {model_dir}: {err.strerror or err}")
     grammar = fitter.model_.grammar
     summary = {
         "model_dir": str(model_dir),
@@ -360,7 +428,7 @@ def train(
     }
     if as_json:
         _print_json(summary)
-    else:
+    elif not quiet:
         typer.echo(
             f"trained {estimator} on {len(trees)} trees in {seconds:.1f} s: {grammar.n_symbols} "
             f"symbols, {len(grammar.binary_rules)} binary and {len(grammar.unary_rules)} unary "
@@ -471,16 +539,17 @@ def parse(
     parser = _load_parser(model_dir, decoder, threshold, max_length)
     stream = input_file.open("rb") if input_file else sys.stdin.buffer
     try:
-        for number, line in enumerate(iter_lines(stream, encoding, name), 1):
-            if not line.strip():
-                sys.stdout.write("\n")
-                continue
-            try:
-                words, tags = _split_tokens(line, tagged)
-            except ValueError as err:
-                _fail(f"{name}, line {number}, {err}")
-            sys.stdout.write(parser.parse(words, tags).tree.pformat() + "\n")
-            sys.stdout.flush()
+        with _unknown_tags_at_end(parser):  # tags the grammar lacks: one warning, at the end
+            for number, line in enumerate(iter_lines(stream, encoding, name), 1):
+                if not line.strip():
+                    sys.stdout.write("\n")
+                    continue
+                try:
+                    words, tags = _split_tokens(line, tagged)
+                except ValueError as err:
+                    _fail(f"{name}, line {number}, {err}")
+                sys.stdout.write(parser.parse(words, tags).tree.pformat() + "\n")
+                sys.stdout.flush()
     except (OSError, TreebankFormatError) as err:  # unreadable or undecodable input
         _fail(str(err))
     finally:

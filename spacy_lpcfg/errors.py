@@ -193,6 +193,22 @@ class Errors(metaclass=_CodedMessages):
         "'{path}' is a .spacy file: read it with the 'spacy.Corpus.v1' reader; "
         "'spacy_lpcfg.TreebankCorpus.v1' reads treebanks (a corpus name or bracketed files)."
     )
+    E511 = (
+        "The 'model' setting of '{name}' is '{path}', which does not exist. Point it at a "
+        "model directory, or make one there with: spacy-lpcfg train CORPUS {path} (CORPUS: "
+        "ptb_sample, another corpus name or a treebank file). Or leave 'model' unset and fit "
+        "the grammar with nlp.initialize() (spacy train)."
+    )
+    E512 = (
+        "The 'model' setting of '{name}' is '{path}', which is not a model directory "
+        "({detail}). A model directory holds cfg.json, transforms.json, lexicon.json and the "
+        "grammar files, as written by: spacy-lpcfg train CORPUS MODEL_DIR.{hint}"
+    )
+    E513 = (
+        "Invalid prune_threshold {value!r} for '{name}': the coarse-to-fine passes drop the "
+        "chart items whose posterior is at most this, so it is a number with 0 <= t < 1 (0 "
+        "keeps every item with a non-zero posterior; null: the parser's default, {default})."
+    )
     # Tree pictures (E700-E719)
     E700 = "Unknown picture option(s): {names}. Options: {known}"
     E701 = "Invalid value {value} for picture option '{name}': expected {expected}."
@@ -206,6 +222,12 @@ class Errors(metaclass=_CodedMessages):
 
 
 class Warnings(metaclass=_CodedMessages):
+    # Parsing (W010-W019)
+    W010 = (
+        "{count} token(s) had a POS tag that the grammar does not know, and were parsed as if "
+        "untagged: {examples}. The grammar's {n_known} tags are those of its training "
+        "treebank.{scope}"
+    )
     W501 = (
         "Span._.{name} or Token._.{name} is already registered by another package (benepar?); "
         "spacy_lpcfg leaves it alone. Its other extensions, and doc.spans, still work."

@@ -21,7 +21,7 @@ ALLOWED = {
     "estimators": {"trees", "grammar", "chart"},
     "unsupervised": {"trees", "grammar", "chart", "evaluation"},
 }
-TOP_LEVEL = {"errors", "about", "types", "corpora"}  # importable from anywhere
+TOP_LEVEL = {"errors", "about", "types", "corpora", "progress", "defaults"}  # importable anywhere
 
 
 def _imported_subpackages(path: Path) -> set[str]:

@@ -23,6 +23,8 @@ from numba import njit
 from .scaled import EMPTY, FAST_MATH, accumulate, grow, normalise, times_pow2
 
 NO_ITEM = -1
+
+
 @njit(cache=True, nogil=True, fastmath=FAST_MATH)
 def latent_inside(
     n, n_states, max_states,

@@ -20,7 +20,9 @@ as ``too_long``): chart memory grows with the square of the length.
 
 from __future__ import annotations
 
+import difflib
 import time
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,10 +32,11 @@ import numpy as np
 from .. import defaults
 from ..chart import CoarsePosteriors, inside_outside
 from ..chart.pruning import PruningCascade
-from ..errors import Errors
+from ..errors import Errors, Warnings, excerpt
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.model import ParsingModel
 from ..grammar.symbols import PHRASAL
+from ..progress import progress as show_progress
 from ..trees.labels import get_scheme
 from ..trees.transforms import (
     BIN_MARK,
@@ -70,6 +73,7 @@ ENSEMBLE_DECODERS = {"product": product_parse, "product_mbr": product_mbr_parse}
 AUTO = defaults.DECODER
 ENSEMBLE = "ensemble"  # training key of an ensemble's members (estimators.noise)
 COARSE_GRAMMAR = "coarse_grammar"  # training key of the grammar to prune with
+UNKNOWN_TAG_EXAMPLES = 3  # unknown tags a warning names
 
 
 def level_label(
@@ -177,6 +181,9 @@ class Parser:
         lowest label and POS categories, then X-bar with the (X-bar) Markov context of
         intermediates.
     use_tags (str): "auto", "constrain" or "ignore" given tags (``Lexicon.lexical_scores``).
+        A given tag that the grammar does not have leaves its token untagged; the
+        first sentence with one warns (W010, once per parser), and ``unknown_tags``
+        counts every such token by tag (``unknown_tags_warning()`` sums them up).
     max_length (int): longer sentences get a flat tree. Defaults to ``defaults.MAX_LENGTH``.
     """
 
@@ -227,6 +234,10 @@ class Parser:
             grammar, level_names, coarse=coarse, threshold=prune_threshold
         )
         self.fallbacks: Counter[str] = Counter()
+        self.known_tags = _grammar_tags(grammar)
+        self.unknown_tags: Counter[str] = Counter()  # given tags not in known_tags, per token
+        self._unknown_tag_words: dict[str, str] = {}  # the first word seen with each
+        self._warned_unknown_tags = False
         # Seconds spent per stage ("lexicon", "pruning": the coarse passes, "chart": the
         # final grammar's inside-outside, "decode": decoder and tree), for benchmarks.
         self.seconds: Counter[str] = Counter()
@@ -236,9 +247,21 @@ class Parser:
         return self.model.grammar
 
     def parse(self, words: Sequence[str], tags: Sequence[str | None] | None = None) -> Parse:
-        """Parse one sentence of at least one token; tags are optional."""
+        """Parse one sentence of at least one token; tags are optional.
+
+        RAISES ValueError: an empty word (bracket notation cannot hold one).
+        """
         start = time.perf_counter()
         words = list(words)
+        if not all(words):
+            position = next(i for i, word in enumerate(words) if not word)
+            raise ValueError(
+                Errors.E012.format(
+                    name=f"words[{position}]", value="", expected="words are non-empty strings"
+                )
+            )
+        if tags is not None and self.use_tags != "ignore":
+            self._note_unknown_tags(words, tags)
         lexical = self.model.lexical_scores(words, tags, self.use_tags)
         lexicals = [lexical] + [
             self.model.lexicon.lexical_scores(member, words, tags, self.use_tags)
@@ -282,10 +305,49 @@ class Parser:
         tag_lists = list(tags) if tags is not None else [None] * len(sentences)
         items = zip(sentences, tag_lists)
         if progress:
-            from tqdm import tqdm
-
-            items = tqdm(items, total=total or len(sentences), desc="parsing", unit="sent")
+            items = show_progress(items, desc="parsing", total=total or len(sentences), unit="sent")
         return [self.parse(words, sentence_tags) for words, sentence_tags in items]
+
+    def unknown_tags_warning(self, scope: str = "") -> str | None:
+        """The W010 message for every token with an unknown tag so far (None: none).
+
+        scope (str): appended to the message (what the count covers).
+        """
+        if not self.unknown_tags:
+            return None
+        examples = []
+        for tag, count in self.unknown_tags.most_common(UNKNOWN_TAG_EXAMPLES):
+            word = self._unknown_tag_words[tag]
+            detail = f"{count} token{'s' if count > 1 else ''}"
+            close = difflib.get_close_matches(tag, self.known_tags, n=1)
+            if not close and tag.upper() in self.known_tags:  # "nn": too short for difflib
+                close = [tag.upper()]
+            if close:
+                detail += f"; did you mean {close[0]!r}?"
+            examples.append(f"{excerpt(tag, 20)} on {excerpt(word, 20)} ({detail})")
+        if len(self.unknown_tags) > UNKNOWN_TAG_EXAMPLES:
+            examples.append(f"and {len(self.unknown_tags) - UNKNOWN_TAG_EXAMPLES} other tag(s)")
+        return Warnings.W010.format(
+            count=sum(self.unknown_tags.values()),
+            examples=", ".join(examples),
+            n_known=len({tag.partition(PARENT_SEP)[0] for tag in self.known_tags}),
+            scope=scope,
+        )
+
+    def _note_unknown_tags(self, words: list[str], tags: Sequence[str | None]) -> None:
+        """Count the given tags the grammar does not have; warn at the first sentence."""
+        unknown = [
+            (tag, word) for word, tag in zip(words, tags) if tag and tag not in self.known_tags
+        ]
+        if not unknown:
+            return
+        for tag, word in unknown:
+            self.unknown_tags[tag] += 1
+            self._unknown_tag_words.setdefault(tag, word)
+        if not self._warned_unknown_tags:
+            self._warned_unknown_tags = True
+            scope = " (Warned once per parser; its unknown_tags counts every such token.)"
+            warnings.warn(self.unknown_tags_warning(scope), stacklevel=3)
 
     def _decode(
         self,
@@ -348,3 +410,10 @@ class Parser:
             return "X"
         best = below_root[np.argmax(grammar.unary_weights[below_root])]
         return grammar.symbols.name(int(rules[best, 1]))
+
+
+def _grammar_tags(grammar: LPCFG) -> frozenset[str]:
+    """The tags that can constrain a token: the preterminals' names, and those names
+    without annotations (``NN`` for ``NN^NP``), as ``Lexicon.lexical_scores`` reads them."""
+    names = [grammar.symbols.name(a) for a in grammar.symbols.ids("preterminal").tolist()]
+    return frozenset(names) | {name.partition(PARENT_SEP)[0] for name in names}

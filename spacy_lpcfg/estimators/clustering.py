@@ -32,9 +32,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm import tqdm
 
 from ..grammar import LPCFG
+from ..progress import progress
 from ..trees.transforms import TransformSpec
 from .base import check_choice, check_number
 from .latent import LatentEstimator, ProjectedTreebank
@@ -133,13 +133,22 @@ class ClusteringEstimator(LatentEstimator):
         n_states (np.ndarray): int64[n_symbols], states per symbol.
         RETURNS (ClusteringEstimator): self.
         """
+        # whole-treebank numpy steps, no loop: the bar counts the steps
+        with progress(desc="counting states", total=3, unit="step") as bar:
+            return self._fit_states(projected, states, n_states, bar)
+
+    def _fit_states(
+        self, projected: ProjectedTreebank, states: np.ndarray, n_states: np.ndarray, bar
+    ) -> ClusteringEstimator:
         counts, symbols, nodes = projected.counts, projected.counts.symbols, projected.nodes
         binary = annotated_cells(projected, states, n_states, "binary", self.smoothing)
         unary = annotated_cells(projected, states, n_states, "unary", self.smoothing)
+        bar.update()
         lexicon = self._make_lexicon().fit_counts(
             _token_state_counts(projected, states, n_states),
             {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1},
         )
+        bar.update()
         binary_offsets, binary_weights = _dense_blocks(counts.binary_rules, n_states, binary)
         unary_offsets, unary_weights = _dense_blocks(counts.unary_rules, n_states, unary)
         grammar = LPCFG(
@@ -170,6 +179,7 @@ class ClusteringEstimator(LatentEstimator):
         # The coarse grammar for pruning: the projection with the states' training
         # frequencies (cheap, unlike expected_state_weights on large dense blocks).
         coarse = grammar.project(_state_frequencies(nodes, states, n_states))
+        bar.update()
         self._set_fitted(projected, n_states, grammar, coarse, lexicon)
         return self
 
@@ -222,7 +232,7 @@ def cluster_nodes(
     # One thread: most symbols are small, and KMeans' OpenMP and BLAS threads cost
     # more than they save there (ten times more on a shared two-core machine).
     with threadpool_limits(limits=1):
-        for a in tqdm(symbols, desc="k-means", unit="symbol", disable=None, leave=False):
+        for a in progress(symbols, desc="k-means", unit="symbol"):
             points = normalised_projections(projections, a)
             k = min(int(n_states[a]), len(np.unique(points, axis=0)))
             if k < 2:

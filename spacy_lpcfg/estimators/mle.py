@@ -2,7 +2,9 @@
 
 ``count_rules`` is the first step of every estimator: one pass over the
 transformed trees counting binary and unary rules and the preterminal tokens
-(for the lexicon), with the symbol table they imply. ``MLEEstimator`` turns
+(for the lexicon), with the symbol table they imply; ``count_treebank``
+transforms and counts training trees in a stream, marking phrase labels that
+are also POS tags (``trees.transforms.transform_treebank``). ``MLEEstimator`` turns
 the counts into a one-state grammar, ``P(a -> b c) = c(a -> b c) / c(a)``
 where ``c(a)`` counts the binary and unary rules of ``a`` (so they sum to one
 per parent), and the lexicon gives the emissions ``P(w | t)``.
@@ -12,16 +14,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from ..errors import Errors
 from ..grammar import LPCFG, SymbolTable
 from ..grammar.lexicon import Lexicon, TokenKey
 from ..grammar.model import ParsingModel, Spectrum
+from ..progress import progress
 from ..trees.transforms import BIN_MARK, TransformPipeline, TransformSpec
 from ..trees.tree import ROOT_LABEL, Tree
 from .base import BaseEstimator
@@ -63,7 +65,7 @@ class RuleCounts:
 
 
 def count_rules(
-    trees: Iterable[Tree], *, total: int | None = None, desc: str = "Counting rules"
+    trees: Iterable[Tree], *, total: int | None = None, desc: str = "counting rules"
 ) -> RuleCounts:
     """Count the rules and tokens of transformed (binarised) trees rooted at TOP.
 
@@ -74,41 +76,87 @@ def count_rules(
     RAISES ValueError: a tree not rooted at TOP, TOP below the root, a node with
         more than two children, or a label used both as a POS tag and a phrase.
     """
-    binary: Counter[tuple[str, str, str]] = Counter()
-    unary: Counter[tuple[str, str]] = Counter()
-    tokens: Counter[TokenKey] = Counter()
-    n_trees = 0
-    for tree in tqdm(trees, desc=desc, total=total, unit="tree", disable=None, leave=False):
-        if tree.label != ROOT_LABEL:
-            raise ValueError(_fit_error(f"a tree is rooted at '{tree.label}', not '{ROOT_LABEL}'"))
-        n_trees += 1
-        first = True
-        stack = [tree]
-        while stack:
-            node = stack.pop()
-            children = node.children
-            if node.word is not None:
-                tokens[node.word, node.label, first] += 1
-                first = False
-            elif len(children) == 2:
-                left, right = children
-                binary[node.label, left.label, right.label] += 1
-                stack.append(right)
-                stack.append(left)
-            elif len(children) == 1:
-                unary[node.label, children[0].label] += 1
-                stack.append(children[0])
-            else:
-                detail = f"node '{node.label}' has {len(children)} children (binarise first)"
+    return _Tally(trees, total=total, desc=desc).counts()
+
+
+def count_treebank(
+    trees: Iterable[Tree], spec: TransformSpec, *, desc: str = "counting rules"
+) -> tuple[TransformSpec, RuleCounts]:
+    """Transform and count training trees, streaming (``transforms.transform_treebank``
+    without keeping the transformed trees): phrase labels that clash with tags are
+    found in a first pass, and the trees counted again with them marked.
+
+    trees (Iterable[Tree]): training trees in treebank labels, rooted at TOP.
+    spec (TransformSpec): the transforms.
+    RETURNS (tuple[TransformSpec, RuleCounts]): the spec to store with the grammar
+        (``spec`` itself when nothing clashes) and the counts.
+    """
+    trees = trees if isinstance(trees, (list, tuple)) else list(trees)  # for a second pass
+    pipeline = TransformPipeline(spec)
+    tally = _Tally((pipeline.apply(tree) for tree in trees), total=len(trees), desc=desc)
+    clashes = tally.tag_phrase_labels()
+    if clashes:
+        spec = replace(spec, marked_phrases=tuple(clashes | set(spec.marked_phrases)))
+        pipeline = TransformPipeline(spec)
+        tally = _Tally((pipeline.apply(tree) for tree in trees), total=len(trees), desc=desc)
+    return spec, tally.counts()
+
+
+class _Tally:
+    """Rule and token counters of transformed trees (one pass over them)."""
+
+    def __init__(self, trees: Iterable[Tree], *, total: int | None, desc: str):
+        binary: Counter[tuple[str, str, str]] = Counter()
+        unary: Counter[tuple[str, str]] = Counter()
+        tokens: Counter[TokenKey] = Counter()
+        n_trees = 0
+        for tree in progress(trees, desc=desc, total=total, unit="tree"):
+            if tree.label != ROOT_LABEL:
+                detail = f"a tree is rooted at '{tree.label}', not '{ROOT_LABEL}'"
                 raise ValueError(_fit_error(detail))
-    if not n_trees:
-        raise ValueError(_fit_error("no training trees"))
-    symbols = _symbol_table(binary, unary, tokens)
-    binary_rules, binary_counts = _rule_arrays(binary, symbols, 3)
-    unary_rules, unary_counts = _rule_arrays(unary, symbols, 2)
-    return RuleCounts(
-        symbols, binary_rules, binary_counts, unary_rules, unary_counts, tokens, n_trees
-    )
+            n_trees += 1
+            first = True
+            stack = [tree]
+            while stack:
+                node = stack.pop()
+                children = node.children
+                if node.word is not None:
+                    tokens[node.word, node.label, first] += 1
+                    first = False
+                elif len(children) == 2:
+                    left, right = children
+                    binary[node.label, left.label, right.label] += 1
+                    stack.append(right)
+                    stack.append(left)
+                elif len(children) == 1:
+                    unary[node.label, children[0].label] += 1
+                    stack.append(children[0])
+                else:
+                    detail = f"node '{node.label}' has {len(children)} children (binarise first)"
+                    raise ValueError(_fit_error(detail))
+        if not n_trees:
+            raise ValueError(_fit_error("no training trees"))
+        self.binary, self.unary, self.tokens, self.n_trees = binary, unary, tokens, n_trees
+
+    def tag_phrase_labels(self) -> set[str]:
+        """The labels of both POS tags and phrases (``transforms.tag_phrase_labels``)."""
+        tags = {tag for _, tag, _ in self.tokens}
+        parents = {rule[0] for rule in self.binary} | {rule[0] for rule in self.unary}
+        return (tags & parents) - {ROOT_LABEL}
+
+    def counts(self) -> RuleCounts:
+        symbols = _symbol_table(self.binary, self.unary, self.tokens)
+        binary_rules, binary_counts = _rule_arrays(self.binary, symbols, 3)
+        unary_rules, unary_counts = _rule_arrays(self.unary, symbols, 2)
+        return RuleCounts(
+            symbols,
+            binary_rules,
+            binary_counts,
+            unary_rules,
+            unary_counts,
+            self.tokens,
+            self.n_trees,
+        )
 
 
 def as_transform_spec(transform: TransformSpec | Mapping | None) -> TransformSpec:
@@ -211,9 +259,8 @@ class MLEEstimator(TreebankEstimator):
         """
         spec = as_transform_spec(self.transform)
         lexicon = self._make_lexicon()  # checks the lexicon parameters before the long part
-        pipeline = TransformPipeline(spec)
-        total = len(trees) if hasattr(trees, "__len__") else None
-        counts = count_rules((pipeline.apply(tree) for tree in trees), total=total)
+        # the spec gains the phrase labels that are also tags (count_treebank)
+        spec, counts = count_treebank(trees, spec)
         lexicon.fit_counts(counts.tokens)
         binary_weights, unary_weights = counts.relative_frequencies()
         self.grammar_ = one_state_grammar(counts, binary_weights, unary_weights, lexicon)
@@ -258,8 +305,11 @@ def _symbol_table(
     tags = {tag for _, tag, _ in tokens}
     parents = {rule[0] for rule in binary} | {rule[0] for rule in unary}
     both = sorted(tags & parents)
-    if both:
-        detail = f"'{both[0]}' labels both POS tags and phrases (use v_markov >= 2, or relabel)"
+    if both:  # count_treebank and transforms.transform_treebank mark such phrases
+        detail = (
+            f"'{both[0]}' labels both POS tags and phrases (count_treebank and "
+            "trees.transforms.transform_treebank mark such phrases)"
+        )
         raise ValueError(_fit_error(detail))
     children = {label for rule in binary for label in rule[1:]} | {rule[1] for rule in unary}
     if ROOT_LABEL in children:

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import Errors
 from ..grammar.model import ParsingModel
+from ..progress import progress
 from ..trees.tree import Tree
 from .base import check_choice, check_number, clone
 from .clustering import ClusteringEstimator
@@ -37,6 +38,8 @@ from .projections import Projections
 
 NOISES = ("dropout", "gaussian", "multiplicative")
 ENSEMBLE = "ensemble"  # training key: the extra grammars decoded with the main one
+# "member 3/8:  25%|██▌       | [00:12<00:36]": the description counts the members
+MEMBER_BAR = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
 
 
 class NoisyEnsemble(ProjectingEstimator):
@@ -81,7 +84,11 @@ class NoisyEnsemble(ProjectingEstimator):
         self._check_params()
         random_state = self._fit_random_state(random_state)
         estimators = []
-        for _ in range(self.n_models):
+        # each member's k-means and counting bars show nested under this one
+        n = self.n_models
+        members = progress(range(n), desc=f"member 1/{n}", unit="member", bar_format=MEMBER_BAR)
+        for index in members:
+            members.set_description_str(f"member {index + 1}/{n}")
             member = self._member()
             wanted = member._n_states(projected)
             noisy = noisy_projections(

@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from tqdm import tqdm
 
 from ..grammar import LPCFG
 from ..grammar.lexicon import Lexicon
+from ..progress import progress
 from ..trees.transforms import TransformSpec
 from .base import check_number
 from .latent import LatentEstimator, ProjectedTreebank
@@ -174,7 +174,7 @@ def _lexical_weights(
     rules = coarse.lexical_rules
     starts = np.searchsorted(rules[:, 0], np.arange(coarse.n_symbols + 1))
     blocks = []
-    for tag in np.flatnonzero(np.diff(starts)):
+    for tag in progress(np.flatnonzero(np.diff(starts)), desc="lexical rules", unit="tag"):
         tokens = tokens_by_tag[token_bounds[tag] : token_bounds[tag + 1]]
         z = _outside(projections, tag, nodes.token_node[tokens])
         # which entries each token of the tag stands for (a rare word: all its classes)
@@ -235,7 +235,7 @@ def _nodes_by_rule(rule_of_node: np.ndarray, n_rules: int, desc: str):
     nodes = np.flatnonzero(rule_of_node >= 0)
     nodes = nodes[np.argsort(rule_of_node[nodes], kind="stable")]
     bounds = np.searchsorted(rule_of_node[nodes], np.arange(n_rules + 1))
-    for rule in tqdm(range(n_rules), desc=desc, unit="rule", disable=None, leave=False):
+    for rule in progress(range(n_rules), desc=desc, unit="rule"):
         yield rule, nodes[bounds[rule] : bounds[rule + 1]]
 
 

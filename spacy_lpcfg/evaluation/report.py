@@ -38,6 +38,21 @@ def _printed(value: float) -> float:
     return value if math.isnan(value) else float(f"{value:.2f}")
 
 
+def printable(text: str) -> str:
+    """``text`` as UTF-8 output and JSON can hold it. ``evaluate_files`` keeps bytes
+    that are not UTF-8 as lone surrogates (to compare words byte for byte, as EVALB
+    does); those are written ``\\xNN``, other lone surrogates ``\\udNNN``."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _f62(value: float) -> str:
     return "  -nan" if math.isnan(value) else f"{value:6.2f}"
 
@@ -362,7 +377,9 @@ class EvalbResult:
         out.update(self.summary(cutoff=True).to_dict(f"_{self.params.cutoff_len}"))
         out["cutoff_len"] = self.params.cutoff_len
         out["aborted"] = self.aborted
-        out["per_label"] = {label: s.to_dict() for label, s in self.label_scores().items()}
+        out["per_label"] = {
+            printable(label): s.to_dict() for label, s in self.label_scores().items()
+        }
         out["per_length"] = [bucket.to_dict() for bucket in self.length_scores()]
         return out
 

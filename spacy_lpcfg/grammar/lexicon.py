@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Errors
+from ..errors import Errors, excerpt
 from ..trees.transforms import PARENT_SEP
 from .emissions import (
     ClassCounts,
@@ -58,19 +58,24 @@ from .emissions import (
 )
 from .lexical_scores import LexicalScores
 from .lpcfg import LPCFG
-from .signatures import UNKNOWN_CLASS, get_signatures
+from .signatures import SIGNATURE_SCHEMES, UNKNOWN_CLASS, choose_scheme, get_signatures
 from .symbols import SymbolTable
 
 LEXICON_FORMAT = "spacy-lpcfg lexicon"
-LEXICON_VERSION = 1
+# Version 2 records the signature scheme used ("signatures") when version 1 readers do not
+# know it ("cjk", which "auto" may choose); other lexicons are still written as version 1.
+LEXICON_VERSION = 2
+VERSION_1_SCHEMES = ("berkeley", "generic")
 USE_TAGS = ("auto", "constrain", "ignore")
 
 
 class Lexicon:
     """Known words, unknown-word classes and their emission weights.
 
-    signature (str): "auto" (Berkeley classes for English, else generic),
-        "berkeley" or "generic".
+    signature (str): "auto" (chosen from the training words by ``fit``: CJK classes
+        when most words are in Chinese or Japanese scripts, else Berkeley classes for
+        English and generic ones for other languages), "berkeley", "generic" or "cjk"
+        (see ``signatures.py``).
     language (str): ISO 639-1 code, for signature="auto". Defaults to "en".
     suffix_length (int): longest suffix of the generic signature. Defaults to 3.
     rare_threshold (int): words seen at most this many times are unknown words.
@@ -84,7 +89,8 @@ class Lexicon:
     signature_smoothing (float): pseudo-count of P(x | parent) in each class.
         Defaults to 1.0.
 
-    Fitted state: ``tags`` (the preterminals it emits from), ``known_words``
+    Fitted state: ``signatures`` (the scheme used, "auto" resolved), ``tags`` (the
+    preterminals it emits from), ``known_words``
     (frozenset), ``classes`` (class name ->
     vocabulary entry, normally the name itself), ``entries`` (the grammar's
     vocabulary), and the emission weights (only after ``fit``; a lexicon read
@@ -199,6 +205,9 @@ class Lexicon:
         for (word, _, _), vector in vectors.items():
             word_totals[word] += float(vector.sum())
         known = frozenset(w for w, total in word_totals.items() if total > self.rare_threshold)
+        if self.signature == "auto":  # the scheme that suits the script of the words
+            scheme = choose_scheme(word_totals, self.language)
+            self.signatures = get_signatures(scheme, self.language, self.suffix_length)
 
         known_counts: dict[tuple[str, int], np.ndarray] = {}
         rare: list[tuple[str, int, bool, np.ndarray]] = []
@@ -407,14 +416,19 @@ class Lexicon:
     def to_dict(self) -> dict[str, Any]:
         """The configuration and vocabulary as JSON-serialisable data (no weights)."""
         self._require_fitted()
-        return {
+        data = {
             "format": LEXICON_FORMAT,
-            "format_version": LEXICON_VERSION,
+            "format_version": 1,
             "config": self.config,
             "tags": list(self.tags),
             "known_words": sorted(self.known_words),
             "classes": dict(sorted(self.classes.items())),
         }
+        if self.signatures.name not in VERSION_1_SCHEMES:
+            # with "auto" the words decide, so the choice is recorded: version 1 readers
+            # resolved "auto" by the language alone
+            data.update(format_version=LEXICON_VERSION, signatures=self.signatures.name)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Lexicon:
@@ -443,6 +457,16 @@ class Lexicon:
             lexicon = cls(**config)
         except TypeError as exc:
             raise ValueError(Errors.E204.format(detail=f"config: {exc}")) from None
+        scheme = data.get("signatures")
+        if scheme is not None:  # version 2: the scheme "auto" chose
+            if (
+                scheme == "auto"
+                or scheme not in SIGNATURE_SCHEMES
+                or lexicon.signature not in ("auto", scheme)
+            ):
+                detail = f"signatures {excerpt(str(scheme))} for signature={lexicon.signature!r}"
+                raise ValueError(Errors.E204.format(detail=detail))
+            lexicon.signatures = get_signatures(scheme, lexicon.language, lexicon.suffix_length)
         lexicon.tags = tuple(tags)
         lexicon.known_words = frozenset(known)
         lexicon.classes = dict(classes)

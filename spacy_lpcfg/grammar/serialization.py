@@ -22,6 +22,8 @@ import json
 import math
 import os
 import reprlib
+import tokenize
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Collection, Mapping
@@ -290,6 +292,7 @@ _ZIP_ERRORS = (
     NotImplementedError,  # an unsupported compression method
     RuntimeError,  # an encrypted member
     SyntaxError,  # a .npy header that is not a Python literal
+    tokenize.TokenError,  # ... nor close to one (numpy retries it as a Python 2 header)
     TypeError,
     OverflowError,
 )
@@ -333,7 +336,10 @@ def _read_npy(
 ) -> np.ndarray:
     """One member's array, its header checked against `spec` and the member's size."""
     where = f"{name}: {info.filename}"
-    with archive.open(info) as stream:
+    with archive.open(info) as stream, warnings.catch_warnings():
+        # A header numpy cannot parse is retried as a Python 2 one, with a UserWarning
+        # that would only mislead about a corrupt file.
+        warnings.simplefilter("ignore", UserWarning)
         version = np.lib.format.read_magic(stream)
         if version == (1, 0):
             shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)

@@ -26,17 +26,62 @@ and at parse time uses the first class of the chain it has seen.
   the whole word). The chain backs off one suffix character at a time, then
   to the shape alone, then to ``UNK``:
   ``("UNK-LC~ing", "UNK-LC~ng", "UNK-LC~g", "UNK-LC", "UNK")``.
+* ``CJKSignatures`` (scripts written without spaces or case: Chinese,
+  Japanese): ``UNK-<type>`` where the type lists the character types of the
+  word (``HAN``, ``HIRA``, ``KATA``, ``HANGUL``, ``LATIN``, ``DIGIT``, ``OTHER``
+  letters, ``PUNCT``), joined by ``+`` in that order (``HAN+DIGIT`` for "1998年",
+  ``HAN+HIRA`` for "食べる"). Finer classes add, in turn, the last character
+  (``UNK-HAN~…济``), the length class (``-1``, ``-2``, ``-3``, ``-4+``:
+  ``UNK-HAN-2~…济``) and the first character (``UNK-HAN-2~经…济``; not for
+  one-character words). Digits count as ``#`` and Latin letters in lowercase
+  in the first and last characters. The last character is the coarsest
+  because it is the head of most Chinese words (``者``, ``化``, ``性``) and
+  carries the inflection of Japanese ones; names (three characters) and
+  four-character idioms make the length next; the first character (a surname,
+  a prefix such as ``第`` or ``不``) refines both. A class has the same parent
+  in every chain, as the lexicon's smoothing needs:
+  ``("UNK-HAN-2~经…济", "UNK-HAN-2~…济", "UNK-HAN~…济", "UNK-HAN", "UNK")``.
+
+``get_signatures`` resolves the scheme names; "auto" is decided by the lexicon
+from its training words (``choose_scheme``): "cjk" when most of the word tokens
+with letters are in Chinese or Japanese scripts, else "berkeley" for English
+and "generic" for other languages (what "auto" always meant before "cjk").
 """
 
 from __future__ import annotations
 
+import functools
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ..errors import Errors
 
 UNKNOWN_CLASS = "UNK"
-SIGNATURE_SCHEMES = ("auto", "berkeley", "generic")
+SIGNATURE_SCHEMES = ("auto", "berkeley", "generic", "cjk")
+# "auto" picks "cjk" when at least this share of the training tokens that have letters
+# have Han, Hiragana or Katakana characters (Chinese and Japanese treebanks: nearly all;
+# alphabetic ones: at most a few foreign words).
+CJK_SHARE = 0.5
+# Character types of the CJK signature, in the order a word's types are listed.
+CHAR_TYPES = ("HAN", "HIRA", "KATA", "HANGUL", "LATIN", "DIGIT", "OTHER", "PUNCT")
+CJK_SCRIPTS = frozenset({"HAN", "HIRA", "KATA"})  # scripts written without spaces
+# Unicode blocks (first, last code point) of the scripts the CJK signature names.
+SCRIPT_BLOCKS = (
+    ("HAN", 0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+    ("HAN", 0x3005, 0x3007),  # 々 (iteration mark), 〆, 〇
+    ("HAN", 0x3400, 0x4DBF),  # extension A
+    ("HAN", 0x4E00, 0x9FFF),  # unified ideographs
+    ("HAN", 0xF900, 0xFAFF),  # compatibility ideographs
+    ("HAN", 0x20000, 0x3134F),  # extensions B-G
+    ("HIRA", 0x3040, 0x309F),
+    ("KATA", 0x30A0, 0x30FF),  # with ー (the long vowel mark)
+    ("KATA", 0x31F0, 0x31FF),
+    ("KATA", 0xFF66, 0xFF9F),  # halfwidth katakana
+    ("HANGUL", 0x1100, 0x11FF),
+    ("HANGUL", 0x3130, 0x318F),
+    ("HANGUL", 0xAC00, 0xD7AF),
+)
+MAX_LENGTH_CLASS = 4  # the CJK signature's length classes: 1, 2, 3, 4+
 # Suffix classes of the Berkeley signature, tried in this order (so "-ity" wins over "-y").
 BERKELEY_SUFFIXES = ("ed", "ing", "ion", "er", "est", "ly", "ity", "y", "al")
 
@@ -80,16 +125,95 @@ class GenericSignatures:
         return (*classes, base, UNKNOWN_CLASS)
 
 
-def get_signatures(
-    signature: str, language: str, suffix_length: int
-) -> BerkeleySignatures | GenericSignatures:
-    """The scheme named `signature`; "auto" is "berkeley" for English ("en"), else "generic"."""
+class CJKSignatures:
+    """Character-type, length and first/last-character classes, for Chinese and Japanese."""
+
+    name = "cjk"
+
+    def chain(self, word: str, position: int, is_known: IsKnown) -> tuple[str, ...]:
+        """The classes of `word`, finest first, ending with "UNK".
+
+        position and is_known are not used: the scripts have no case.
+        """
+        if not word:
+            return (UNKNOWN_CLASS,)
+        base = f"{UNKNOWN_CLASS}-{word_type(word)}"
+        length = min(len(word), MAX_LENGTH_CLASS)
+        sized = f"{base}-{length}" + ("+" if length == MAX_LENGTH_CLASS else "")
+        first, last = _char_key(word[0]), _char_key(word[-1])
+        chain = (f"{sized}~…{last}", f"{base}~…{last}", base, UNKNOWN_CLASS)
+        return chain if len(word) == 1 else (f"{sized}~{first}…{last}", *chain)
+
+
+Signatures = BerkeleySignatures | GenericSignatures | CJKSignatures
+
+
+def get_signatures(signature: str, language: str, suffix_length: int) -> Signatures:
+    """The scheme named `signature`. "auto" gives the scheme of a lexicon with no training
+    words to decide from: "berkeley" for English ("en"), else "generic" (see choose_scheme).
+    """
     if signature not in SIGNATURE_SCHEMES:
         expected = "one of " + ", ".join(repr(name) for name in SIGNATURE_SCHEMES)
         raise ValueError(Errors.E012.format(value=signature, name="signature", expected=expected))
+    if signature == "cjk":
+        return CJKSignatures()
     if signature == "berkeley" or (signature == "auto" and language == "en"):
         return BerkeleySignatures()
     return GenericSignatures(suffix_length)
+
+
+def choose_scheme(word_counts: Mapping[str, float], language: str) -> str:
+    """The scheme "auto" stands for, given the training words and their token counts.
+
+    "cjk" when at least CJK_SHARE of the tokens with letters have Han, Hiragana or
+    Katakana characters; else "berkeley" for English ("en") and "generic" for other
+    languages, whatever the script (so alphabetic treebanks keep their classes).
+    """
+    lettered = cjk = 0.0
+    for word, count in word_counts.items():
+        if any(char.isalpha() for char in word):
+            lettered += count
+            if any(_char_type(char) in CJK_SCRIPTS for char in word):
+                cjk += count
+    if lettered and cjk >= CJK_SHARE * lettered:
+        return "cjk"
+    return "berkeley" if language == "en" else "generic"
+
+
+def word_type(word: str) -> str:
+    """The character types of a word, in CHAR_TYPES order joined by "+": "HAN",
+    "HAN+DIGIT" ("1998年"), "HAN+HIRA" ("食べる"), "KATA" ("コーヒー"), "PUNCT" ("。")."""
+    found = {_char_type(char) for char in word}
+    return "+".join(kind for kind in CHAR_TYPES if kind in found)
+
+
+@functools.lru_cache(maxsize=65536)
+def _char_type(char: str) -> str:
+    if not char.isalnum():
+        return "PUNCT"
+    code = ord(char)
+    for kind, first, last in SCRIPT_BLOCKS:
+        if first <= code <= last:
+            return kind
+    if char.isdigit() or unicodedata.category(char) == "Nd":
+        return "DIGIT"
+    if char.isalpha() and unicodedata.name(char, "").split(" ")[:2] in (
+        ["LATIN"],
+        ["LATIN", "CAPITAL"],
+        ["LATIN", "SMALL"],
+        ["FULLWIDTH", "LATIN"],
+    ):
+        return "LATIN"
+    return "OTHER"
+
+
+def _char_key(char: str) -> str:
+    """A first or last character as the CJK signature names it: digits as "#", Latin
+    letters in lowercase (full-width ones included), others as they are."""
+    kind = _char_type(char)
+    if kind == "DIGIT":
+        return "#"
+    return unicodedata.normalize("NFKC", char).lower() if kind == "LATIN" else char
 
 
 def berkeley_signature(word: str, position: int, is_known: IsKnown) -> str:

@@ -20,11 +20,13 @@ Put the component after any component that retokenises (``merge_entities``...):
 retokenising afterwards leaves the span group's offsets stale.
 """
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import srsly
 from spacy import util
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -32,7 +34,9 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
-from ..errors import Errors
+from .. import defaults
+from ..errors import Errors, GrammarError
+from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
 from .docs import (
     SPANS_KEY,
@@ -53,12 +57,14 @@ if TYPE_CHECKING:
 USE_TAGS = ("auto", "constrain", "ignore")
 WRITE_TAGS = ("missing", "overwrite", "never")
 MISSING_SENTENCES = ("doc", "error")
-# Tree transforms; a null scheme or head_rules is decided by the training data.
+# Tree transforms: TransformSpec's defaults; a null head_rules is decided by the
+# training data's label scheme.
 DEFAULT_TRANSFORMS: dict[str, Any] = {
-    "binarization": "right",
-    "h_markov": 1,
-    "v_markov": 2,
-    "keep_functions": True,
+    **{
+        field.name: field.default
+        for field in dataclasses.fields(TransformSpec)
+        if field.name in ("binarization", "h_markov", "v_markov", "keep_functions")
+    },
     "head_rules": None,
 }
 
@@ -70,12 +76,12 @@ DEFAULT_TRANSFORMS: dict[str, Any] = {
         "model": None,
         "estimator": {"@misc": "spacy_lpcfg.MLEEstimator.v1"},
         "transforms": DEFAULT_TRANSFORMS,
-        "decoder": "auto",
+        "decoder": defaults.DECODER,
         "prune_threshold": None,
         "use_tags": "auto",
         "write_tags": "missing",
         "spans_key": SPANS_KEY,
-        "max_length": 150,
+        "max_length": defaults.MAX_LENGTH,
         "missing_sentences": "doc",
         "scorer": {"@scorers": "spacy_lpcfg.constituency_scorer.v1"},
     },
@@ -104,10 +110,17 @@ def make_lpcfg_parser(
     missing_sentences: str,
     scorer: Callable | None,
 ) -> "LPCFGParser":
-    """Create an LPCFGParser (arguments as for ``LPCFGParser``)."""
+    """Create an LPCFGParser (arguments as for ``LPCFGParser``).
+
+    The ``model`` directory is checked now, except when spaCy rebuilds a saved
+    pipeline (``spacy.load``, an installed package, a ``source`` component): the
+    component then reads its own copy of the grammar (``from_disk``), and the
+    directory it was first made from may be gone.
+    """
     return LPCFGParser(
         nlp.vocab,
         name,
+        check_model=not rebuilding_saved_pipeline(nlp, name),
         model=model,
         estimator=estimator,
         transforms=transforms,
@@ -143,9 +156,10 @@ class LPCFGParser(Pipe):
 
     vocab (Vocab): the shared vocabulary.
     name (str): the component name. Defaults to "lpcfg_parser".
-    model (Path | None): a model directory to parse with, read when first needed
-        (so a pipeline saved with ``nlp.to_disk`` loads its own copy even where
-        this path does not exist). None: ``initialize`` fits the estimator.
+    model (Path | None): a model directory to parse with (``spacy-lpcfg train``),
+        checked now and read when first needed (a pipeline saved with
+        ``nlp.to_disk`` carries its own copy, and loads even where this path no
+        longer exists). None: ``initialize`` fits the estimator.
     estimator (Any): an unfitted estimator (``spacy_lpcfg.estimators`` contract);
         the component sets its ``transform`` and ``language``, and those of nested
         estimators (an ensemble's members).
@@ -166,6 +180,10 @@ class LPCFGParser(Pipe):
     missing_sentences (str): a Doc without sentence boundaries is one sentence
         ("doc") or an error ("error").
     scorer (Callable | None): the scoring function (``Pipe.score``).
+    check_model (bool): check now that ``model`` is a model directory (its files are
+        read on first use). False when a saved pipeline brings its own copy.
+    RAISES ValueError: a bad setting (an unknown choice, ``max_length`` < 1, a
+        ``prune_threshold`` outside [0, 1), a ``model`` that is no model directory...).
     """
 
     def __init__(
@@ -184,11 +202,15 @@ class LPCFGParser(Pipe):
         max_length: int,
         missing_sentences: str,
         scorer: Callable | None = score_constituents,
+        check_model: bool = True,
     ):
         # The engine (numba) is imported only when a parser is made.
         from ..decode.parser import AUTO, ENSEMBLE_DECODERS
         from ..decode.registry import DECODERS
 
+        if model is not None and check_model:
+            check_model_directory(Path(model), name)
+        _check_prune_threshold(prune_threshold, name)
         _check_choice("decoder", decoder, (AUTO, *DECODERS, *ENSEMBLE_DECODERS))
         _check_choice("use_tags", use_tags, USE_TAGS)
         _check_choice("write_tags", write_tags, WRITE_TAGS)
@@ -454,11 +476,20 @@ class LPCFGParser(Pipe):
         """Load ``to_bytes`` output. RAISES GrammarError: corrupt data."""
         from ..grammar.model import ParsingModel
 
-        util.from_bytes(
-            bytes_data,
-            {"model": lambda data: self._set_model(ParsingModel.from_bytes(data))},
-            exclude,
-        )
+        try:
+            message = srsly.msgpack_loads(bytes_data)
+        except Exception as exc:  # msgpack's errors of a corrupt container
+            message = exc
+        if not isinstance(message, dict):
+            kind = type(message).__name__
+            detail = f"not the bytes of {type(self).__name__}.to_bytes() ({kind})"
+            raise GrammarError(Errors.E207.format(source="bytes", detail=detail)) from None
+        if "model" in message and "model" not in exclude:
+            data = message["model"]
+            if not isinstance(data, bytes):
+                detail = f"its model is {type(data).__name__}, not bytes"
+                raise GrammarError(Errors.E207.format(source="bytes", detail=detail))
+            self._set_model(ParsingModel.from_bytes(data))
         return self
 
     def to_disk(
@@ -504,8 +535,6 @@ def transform_spec(settings: dict[str, Any], scheme: str, language: str):
     (IcePaHC), the first child elsewhere.
     RAISES ValueError: an unknown setting or value.
     """
-    from ..trees.transforms import TransformSpec
-
     chosen = dict(settings)
     if chosen.get("scheme") is None:
         chosen["scheme"] = scheme
@@ -518,6 +547,66 @@ def transform_spec(settings: dict[str, Any], scheme: str, language: str):
         return TransformSpec.from_dict(chosen)
     except TypeError as error:  # TransformSpec's own checks raise ValueError
         raise ValueError(str(error)) from None
+
+
+def rebuilding_saved_pipeline(nlp: Language, name: str) -> bool:
+    """Whether spaCy is rebuilding ``nlp`` from a saved pipeline that has component ``name``.
+
+    ``spacy.load`` (and a package's ``load``, and a ``source`` component) gives the
+    new Language the pipeline's meta.json, which lists its components, and calls
+    ``from_disk`` only after making them; a Language made from scratch has an empty
+    meta. (Private attributes: ``Language.meta`` would overwrite the component list,
+    and ``_path`` is set by ``from_disk``.)
+    """
+    if getattr(nlp, "_path", None) is not None:
+        return False  # loaded already: a component added now is a new one
+    saved = getattr(nlp, "_meta", None)
+    return isinstance(saved, dict) and name in (saved.get("components") or ())
+
+
+def check_model_directory(path: Path, name: str) -> None:
+    """RAISES ValueError: ``path`` does not exist or is no model directory (E511, E512)."""
+    from ..grammar.model import CFG, GRAMMAR_FILES, LEXICON, TRANSFORMS
+
+    if not path.exists():
+        raise ValueError(Errors.E511.format(name=name, path=path))
+    if not path.is_dir():
+        detail = "a file, not a directory"
+    else:
+        missing = [
+            file
+            for file in (CFG, TRANSFORMS, LEXICON, *GRAMMAR_FILES)
+            if not (path / file).is_file()
+        ]
+        if not missing:
+            return
+        detail = "no " + ", ".join(missing)
+    raise ValueError(
+        Errors.E512.format(name=name, path=path, detail=detail, hint=_model_hint(path))
+    )
+
+
+def _model_hint(path: Path) -> str:
+    """Where the grammar is, when ``path`` is a saved spaCy pipeline or its component."""
+    if not path.is_dir():
+        return ""
+    if (path / "model" / "cfg.json").is_file():  # the component's directory in a pipeline
+        return f" Its grammar is in '{path / 'model'}'."
+    if (path / "config.cfg").is_file():
+        inside = sorted(str(cfg.parent) for cfg in path.glob("*/model/cfg.json"))
+        where = f"; its grammar is in '{inside[0]}'" if inside else ""
+        return f" It is a saved spaCy pipeline: load it with spacy.load('{path}'){where}."
+    return ""
+
+
+def _check_prune_threshold(value: Any, name: str) -> None:
+    """RAISES ValueError: not None and not a number in [0, 1) (E513)."""
+    if value is None:
+        return
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not 0.0 <= value < 1.0:  # NaN fails the comparison
+        default = defaults.PRUNE_THRESHOLD
+        raise ValueError(Errors.E513.format(value=value, name=name, default=default))
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:

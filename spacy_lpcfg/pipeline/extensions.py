@@ -20,9 +20,14 @@ travels with the Doc through ``DocBin``, ``Doc.to_bytes``, ``spacy apply`` and
 
 A span matches a constituent when its words do: whitespace tokens at its
 edges are ignored (a sentence from the sentencizer may begin with "\\n\\n").
-Other spans raise ``NonConstituentException``; a Doc nobody parsed raises
-``NotParsedError``. Function tags are split with the label scheme in the
-group's attrs ("penn" ``NP-SBJ``, "floresta" ``SUBJ+np``, "cess" ``sn-SUJ``).
+Whitespace tokens are no words: a span of whitespace only (a whitespace token,
+or the whitespace-only sentence the sentencizer makes of "Hello.  \\n") is no
+constituent and never an error: no labels (``()``), ``parse_string`` ``""``,
+no ``constituents`` or ``children``, and as ``parent`` the lowest phrase around
+it (None between sentences). Other spans raise ``NonConstituentException``; a
+Doc nobody parsed raises ``NotParsedError``. Function tags are split with the
+label scheme in the group's attrs ("penn" ``NP-SBJ``, "floresta" ``SUBJ+np``,
+"cess" ``sn-SUJ``).
 """
 
 from __future__ import annotations
@@ -93,9 +98,12 @@ def parse_index(doc: Doc) -> ParseIndex:
 
 
 def _build_index(group: SpanGroup) -> ParseIndex:
+    doc = group.doc
     chains: dict[Offsets, list[str]] = {}
     for span in group:
-        chains.setdefault((span.start, span.end), []).append(span.label_)
+        offsets = _trim(doc, span.start, span.end)  # the parser writes them trimmed; others may not
+        if offsets[0] < offsets[1]:
+            chains.setdefault(offsets, []).append(span.label_)
     # Outer phrases first; a stable sort keeps a user-reordered group usable.
     order = sorted(chains, key=lambda offsets: (offsets[0], -offsets[1]))
     parents: dict[Offsets, Offsets | None] = {}
@@ -119,23 +127,22 @@ def _build_index(group: SpanGroup) -> ParseIndex:
     return ParseIndex(group, len(group), scheme, frozen, parents, children, token_parents)
 
 
-def _trimmed(span: Span) -> Offsets:
-    """The span's offsets without whitespace tokens at its edges."""
-    doc = span.doc
-    start, end = span.start, span.end
+def _trim(doc: Doc, start: int, end: int) -> Offsets:
+    """``[start, end)`` without whitespace tokens at its edges (empty if only whitespace)."""
     while start < end and doc[start].is_space:
         start += 1
     while end > start and doc[end - 1].is_space:
         end -= 1
-    if start == end:
-        raise NonConstituentException(f"Span is not a constituent (only whitespace): {span!r}")
     return start, end
 
 
-def _locate(span: Span) -> tuple[ParseIndex, Offsets]:
-    """The index and the constituent offsets of a span (a phrase or a single word)."""
+def _locate(span: Span) -> tuple[ParseIndex, Offsets | None]:
+    """The index and the constituent offsets of a span (a phrase or a single word);
+    None for a span of whitespace only, which is no constituent but no error either."""
     index = parse_index(span.doc)
-    offsets = _trimmed(span)
+    offsets = _trim(span.doc, span.start, span.end)
+    if offsets[0] == offsets[1]:
+        return index, None
     if offsets not in index.chains and offsets[1] - offsets[0] != 1:
         raise NonConstituentException(f"Span is not a constituent: {span}")
     return index, offsets
@@ -143,25 +150,30 @@ def _locate(span: Span) -> tuple[ParseIndex, Offsets]:
 
 def get_full_labels(span: Span) -> tuple[str, ...]:
     index, offsets = _locate(span)
-    return index.chains.get(offsets, ())
+    return index.chains.get(offsets, ()) if offsets else ()
 
 
 def get_labels(span: Span) -> tuple[str, ...]:
-    index, offsets = _locate(span)
-    return tuple(index.scheme.category(label) for label in index.chains.get(offsets, ()))
+    return tuple(_scheme(span).category(label) for label in get_full_labels(span))
 
 
 def get_function_labels(span: Span) -> tuple[str, ...]:
-    index, offsets = _locate(span)
-    return tuple("-".join(index.scheme.functions(label)) for label in index.chains.get(offsets, ()))
+    scheme = _scheme(span)
+    return tuple("-".join(scheme.functions(label)) for label in get_full_labels(span))
+
+
+def _scheme(span: Span) -> LabelScheme:
+    return parse_index(span.doc).scheme
 
 
 def get_parent(span: Span) -> Span | None:
-    index, (start, end) = _locate(span)
-    if (start, end) in index.chains:
-        parent = index.parents[start, end]
+    index, offsets = _locate(span)
+    if offsets is None:  # whitespace: inside the phrases around it, if any
+        parent = index.token_parents.get(span.start)
+    elif offsets in index.chains:
+        parent = index.parents[offsets]
     else:
-        parent = index.token_parents.get(start)
+        parent = index.token_parents.get(offsets[0])
     return None if parent is None else span.doc[parent[0] : parent[1]]
 
 
@@ -181,6 +193,8 @@ def _child_offsets(index: ParseIndex, doc: Doc, offsets: Offsets) -> list[Offset
 
 def get_children(span: Span) -> Iterator[Span]:
     index, offsets = _locate(span)
+    if offsets is None:
+        return
     doc = span.doc
     for start, end in _child_offsets(index, doc, offsets):
         yield doc[start:end]
@@ -188,6 +202,8 @@ def get_children(span: Span) -> Iterator[Span]:
 
 def get_constituents(span: Span) -> Iterator[Span]:
     index, offsets = _locate(span)
+    if offsets is None:
+        return
     doc = span.doc
     stack = [offsets]
     while stack:
@@ -198,6 +214,8 @@ def get_constituents(span: Span) -> Iterator[Span]:
 
 def get_parse_string(span: Span) -> str:
     index, offsets = _locate(span)
+    if offsets is None:
+        return ""
     doc = span.doc
     parts: list[str] = []
     stack: list[Offsets | str] = [offsets]  # offsets to write, or text

@@ -16,11 +16,13 @@ default). Keys, for ``spans_key="constituents"``, as fractions in [0, 1]:
 ==============================  ==============================================================
 
 Unlike ``Scorer.score_spans`` the brackets are a multiset (EVALB counts a
-unary ``A`` over ``A`` twice). When the two Docs tokenise the text differently,
-predicted constituents are moved to the reference tokens by character offsets;
-those whose edges fall inside a reference token are left out, and predicted
-tags count only on tokens with the same characters. (Docs from ``spacy-lpcfg
-convert`` or the treebank reader always share their tokens.)
+unary ``A`` over ``A`` twice). When the two Docs tokenise the text differently
+(or differ in whitespace, as spaCy allows), predicted constituents are moved to
+the reference tokens by offsets among the non-whitespace characters; those
+whose edges fall inside a reference token are left out, and predicted tags
+count only on tokens with the same characters. Whitespace tokens are never
+words, in either Doc. (Docs from ``spacy-lpcfg convert`` or the treebank
+reader always share their tokens.)
 """
 
 import math
@@ -28,6 +30,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
@@ -118,19 +121,44 @@ def _test_trees(example: Example, spans_key: str) -> list[Tree]:
     if [token.text for token in predicted] == [token.text for token in reference]:
         return doc_trees(predicted, spans_key)
     leaves = [token.i for token in reference if not token.is_space]
-    words = [reference[i].text for i in leaves]
-    tags = [MISSING_TAG] * len(leaves)
-    group = find_group(predicted, spans_key)
-    spans = []
-    if predicted.text == reference.text:
-        by_chars = {(t.idx, t.idx + len(t)): t.tag_ for t in predicted if t.tag_}
-        for position, i in enumerate(leaves):
-            token = reference[i]
-            tags[position] = by_chars.get((token.idx, token.idx + len(token)), MISSING_TAG)
-        for span in group or ():
-            moved = reference.char_span(span.start_char, span.end_char)
-            if moved is not None:
-                spans.append((span.label_, moved.start, moved.end))
     if not leaves:
         return []
+    words = [reference[i].text for i in leaves]
+    tags = [MISSING_TAG] * len(leaves)
+    spans = []
+    if _solid_text(predicted) == _solid_text(reference):
+        # The same text but for whitespace (spaCy aligns such Docs too): match
+        # tokens and constituent edges by their offsets among non-space characters.
+        starts, ends = _solid_edges(reference)
+        predicted_starts, predicted_ends = _solid_edges(predicted)
+        by_offsets = {
+            (predicted_starts[t.i], predicted_ends[t.i]): t.tag_
+            for t in predicted
+            if t.tag_ and not t.is_space
+        }
+        for position, i in enumerate(leaves):
+            tags[position] = by_offsets.get((starts[i], ends[i]), MISSING_TAG)
+        first_at = {starts[i]: i for i in reversed(leaves)}
+        last_at = {ends[i]: i for i in leaves}
+        for span in find_group(predicted, spans_key) or ():
+            first = first_at.get(predicted_starts[span.start])
+            last = last_at.get(predicted_ends[span.end - 1])
+            if first is not None and last is not None and first <= last:
+                spans.append((span.label_, first, last + 1))
     return [build_tree(leaves, words, tags, spans, spans_key)]
+
+
+def _solid_text(doc: Doc) -> str:
+    """The Doc's text without whitespace."""
+    return "".join(doc.text.split())
+
+
+def _solid_edges(doc: Doc) -> tuple[list[int], list[int]]:
+    """Each token's start and end offsets among the Doc's non-whitespace characters."""
+    starts, ends = [], []
+    position = 0
+    for token in doc:
+        starts.append(position)
+        position += sum(not char.isspace() for char in token.text)
+        ends.append(position)
+    return starts, ends

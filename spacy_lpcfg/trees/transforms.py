@@ -91,6 +91,18 @@ peels a left one. Nodes with one or two children are left alone, so with
 unary collapse a binarised tree has unaries only at the root (``TOP -> X``)
 and above single preterminals (``X -> tag``).
 
+Tags that are also phrase labels (``mark_phrases``). Some treebanks use one
+label both as a POS tag and as a phrase category (Chinese treebanks: ``(NN (NN
+x) (NN y))``; a tag ``ADV`` and a phrase ``ADV``). Without parent annotation
+(or with annotated POS tags) the phrase and the tag then get the same label in
+the grammar's label space, but a grammar symbol has one kind. The spec lists
+such transformed phrase labels (``marked_phrases``, found on the training trees
+by ``transform_treebank``), and ``apply`` marks those phrases with a trailing
+``^`` (``PHRASE_MARK``), an empty annotation: ``NN^`` over ``NN`` (v=1),
+``NN^NP^`` over ``NN^NP`` (annotated tags). Intermediate nodes name the marked
+label (``@NN^|<NN``). Inversion needs no list: it strips annotations from
+every label, the mark with them.
+
 Inversion accepts any tree over the transformed label space, such as parser
 output, not only what ``apply`` produced: every phrase whose label starts with
 ``@`` is spliced into its parent's children wherever it is (also directly under
@@ -104,14 +116,15 @@ parts (``S::``) cannot be inverted and raise ``TransformError``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from functools import lru_cache
 
 from ..errors import Errors, TransformError
+from ..progress import progress
 from .heads import HEAD_RULES, HeadRules, get_head_rules
 from .labels import SCHEMES, LabelScheme, get_scheme
 from .normalize import strip_functions
-from .tree import Tree
+from .tree import ROOT_LABEL, Tree
 
 UNARY_SEP = "::"  # S::VP, as in benepar and SuPar
 PARENT_SEP = "^"  # NP^S, as in the Berkeley parser
@@ -119,9 +132,12 @@ BIN_MARK = "@"  # first character of every intermediate label (and only of those
 LEFT_CONTEXT = "|<"  # @X|<A: the sibling peeled last is on the left of the node
 RIGHT_CONTEXT = "|>"  # @X|>E: ... on its right
 CONTEXT_JOIN = "_"  # between context labels; never parsed back, so not reserved
+PHRASE_MARK = PARENT_SEP  # NN^: a phrase whose label is also a POS tag (an empty annotation)
 RESERVED_SEPARATORS = (UNARY_SEP, PARENT_SEP, BIN_MARK, LEFT_CONTEXT, RIGHT_CONTEXT)
 BINARIZATIONS = ("right", "left", "head")
-SPEC_VERSION = 1
+# Version 2 adds marked_phrases; specs without marked phrases are still written as
+# version 1, so that older versions read them.
+SPEC_VERSION = 2
 
 
 # ---------------------------------------------------------------- labels
@@ -229,13 +245,15 @@ def _transform(
     binarization: str | None = None,
     h_markov: int | None = 1,
     rules: HeadRules | None = None,
+    marked: frozenset[str] = frozenset(),
 ) -> Tree:
-    """Collapse unary chains, annotate parents and binarise in one traversal.
+    """Collapse unary chains, annotate parents, mark phrases and binarise in one traversal.
 
-    The result equals the three public steps applied one after the other: a
-    chain is merged when its top is reached, annotations need only the ancestors,
-    and a node is binarised once its children are rebuilt. One pass instead of
-    three is what keeps ``apply`` fast on whole treebanks.
+    The result equals the public steps applied one after the other: a chain is
+    merged when its top is reached, annotations need only the ancestors, and a
+    node is marked (its label in ``marked``) and binarised once its children are
+    rebuilt. One pass instead of several is what keeps ``apply`` fast on whole
+    treebanks.
     """
     depth = v_markov - 1
     done: list[list[Tree]] = [[]]
@@ -247,6 +265,8 @@ def _transform(
         node, label, suffix, ancestors = stack.pop()
         if label is not None:
             children = done.pop()
+            if label in marked:
+                label += PHRASE_MARK
             if binarization is None or len(children) <= 2:
                 done[-1].append(_with(node, label, children))
             else:
@@ -464,6 +484,28 @@ def debinarize(tree: Tree) -> Tree:
     return _restore(tree, splice=True, strip=False, expand=False)
 
 
+def mark_phrases(tree: Tree, labels: Iterable[str]) -> Tree:
+    """Append ``PHRASE_MARK`` (``^``) to the label of every phrase labelled one of ``labels``.
+
+    The labels of POS tags do not change, so a phrase ``NN`` over tags ``NN``
+    becomes ``NN^`` (see the module docstring). ``strip_annotations`` undoes it.
+    RAISES TransformError: a label contains ``^``.
+    """
+    validate_labels(tree, (PARENT_SEP,))
+    return _transform(tree, marked=frozenset(labels))
+
+
+def tag_phrase_labels(trees: Iterable[Tree]) -> set[str]:
+    """The labels of ``trees`` used both for POS tags and for phrases (TOP excluded)."""
+    tags: set[str] = set()
+    phrases: set[str] = set()
+    for tree in trees:
+        for node in tree.subtrees():
+            (tags if node.word is not None else phrases).add(node.label)
+    phrases.discard(ROOT_LABEL)
+    return tags & phrases
+
+
 # ------------------------------------------------------------ pipeline
 
 
@@ -484,6 +526,26 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _marked_labels(labels: object) -> tuple[str, ...]:
+    """``TransformSpec.marked_phrases`` checked and sorted: phrase labels, not TOP,
+    intermediate labels or unary chains (those are never POS tags)."""
+    expected = "a list of POS-tag labels that are also phrase labels"
+    if isinstance(labels, str) or not isinstance(labels, (list, tuple)):
+        raise ValueError(Errors.E012.format(value=labels, name="marked_phrases", expected=expected))
+    for label in labels:
+        if (
+            not isinstance(label, str)
+            or not label
+            or label == ROOT_LABEL
+            or is_intermediate(label)
+            or UNARY_SEP in label
+        ):
+            raise ValueError(
+                Errors.E012.format(value=label, name="marked_phrases", expected=expected)
+            )
+    return tuple(sorted(set(labels)))
+
+
 @dataclass(frozen=True)
 class TransformSpec:
     """The settings of a ``TransformPipeline``; stored as JSON beside a grammar.
@@ -501,6 +563,10 @@ class TransformSpec:
     annotate_preterminals (bool): annotate POS tags with their ancestors too.
     scheme (str): label scheme of the treebank: "penn", "floresta" or "cess".
     head_rules (str): head rules for "head" binarisation ("collins", "ppche", "first", "last").
+    marked_phrases (tuple[str, ...]): transformed phrase labels that are also POS tags;
+        their phrases get a trailing ``^`` (see the module docstring). Found on the
+        training trees by ``transform_treebank``, so estimators set it; written to
+        JSON only when not empty (specs without it read as before).
     """
 
     binarization: str = "right"
@@ -511,6 +577,7 @@ class TransformSpec:
     annotate_preterminals: bool = False
     scheme: str = "penn"
     head_rules: str = "collins"
+    marked_phrases: tuple[str, ...] = ()
 
     def __post_init__(self):
         _check_choice("binarization", self.binarization, BINARIZATIONS)
@@ -521,10 +588,17 @@ class TransformSpec:
         # names, not objects, so that the spec stays JSON-serialisable
         _check_choice("scheme", self.scheme, tuple(SCHEMES))
         _check_choice("head_rules", self.head_rules, tuple(HEAD_RULES))
+        # a sorted tuple, so that specs read from JSON lists compare equal
+        object.__setattr__(self, "marked_phrases", _marked_labels(self.marked_phrases))
 
     def to_dict(self) -> dict:
         """The spec as a JSON-serialisable dict, with the format ``version``."""
-        return {"version": SPEC_VERSION, **asdict(self)}
+        settings = asdict(self)
+        if self.marked_phrases:
+            settings["marked_phrases"] = list(self.marked_phrases)
+            return {"version": SPEC_VERSION, **settings}
+        del settings["marked_phrases"]  # the files of other treebanks stay as they were
+        return {"version": 1, **settings}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> TransformSpec:
@@ -560,6 +634,7 @@ class TransformPipeline:
         self.spec = spec if spec is not None else TransformSpec()
         self._scheme = get_scheme(self.spec.scheme)
         self._head_rules = get_head_rules(self.spec.head_rules)
+        self._marked = frozenset(self.spec.marked_phrases)
 
     def apply(self, tree: Tree) -> Tree:
         """The tree in the grammar's label space (binary, annotated, unary chains collapsed).
@@ -570,6 +645,8 @@ class TransformPipeline:
         validate_labels(tree)
         if not spec.keep_functions:
             tree = strip_functions(tree, self._scheme)
+            if spec.collapse_unary:  # a category can end with ':' ('X:-SBJ' -> 'X:')
+                validate_labels(tree, (UNARY_SEP,))
         return _transform(
             tree,
             collapse=spec.collapse_unary,
@@ -579,6 +656,7 @@ class TransformPipeline:
             binarization=spec.binarization,
             h_markov=spec.h_markov,
             rules=self._head_rules,
+            marked=self._marked,
         )
 
     def invert(self, tree: Tree) -> Tree:
@@ -607,3 +685,31 @@ class TransformPipeline:
 
     def __repr__(self) -> str:
         return f"TransformPipeline({self.spec!r})"
+
+
+def transform_treebank(
+    trees: Iterable[Tree], spec: TransformSpec, *, desc: str = "transforming"
+) -> tuple[TransformSpec, list[Tree]]:
+    """Apply the transforms to training trees, marking the phrases whose labels are also tags.
+
+    Whether a phrase label clashes with a tag shows only in the transformed
+    treebank (it depends on the Markov orders, function tags and annotated tags),
+    so the trees are transformed, and transformed again with the clashing labels
+    added to ``marked_phrases`` when there are any (see the module docstring).
+    trees (Iterable[Tree]): training trees in treebank labels.
+    spec (TransformSpec): the transforms.
+    desc (str): label of the progress bar (shown on a terminal).
+    RETURNS (tuple[TransformSpec, list[Tree]]): the spec to store with the grammar
+        (``spec`` itself when nothing clashes) and the transformed trees.
+    RAISES TransformError: a label contains a reserved separator.
+    """
+    trees = trees if isinstance(trees, (list, tuple)) else list(trees)
+    pipeline = TransformPipeline(spec)
+    bar = progress(trees, desc=desc, unit="tree")
+    transformed = [pipeline.apply(tree) for tree in bar]
+    clashes = tag_phrase_labels(transformed)
+    if not clashes:
+        return spec, transformed
+    spec = replace(spec, marked_phrases=tuple(clashes | set(spec.marked_phrases)))
+    pipeline = TransformPipeline(spec)
+    return spec, [pipeline.apply(tree) for tree in trees]

@@ -136,7 +136,11 @@ def test_component_model_setting_reads_a_model_directory(ptb_pipeline_dir, tmp_p
     (tmp_path / "grammar" / "grammar.npz").unlink()
     reloaded = spacy.load(tmp_path / "pipeline")
     assert reloaded("Investors bought shares .")[:]._.parse_string == doc[:]._.parse_string
-    # ...while a fresh component reading the damaged directory fails clearly.
+    # ...while a fresh component refuses the damaged directory at once,
+    with pytest.raises(ValueError, match="E512.*no grammar.npz"):
+        spacy.blank("en").add_pipe("lpcfg_parser", config={"model": str(tmp_path / "grammar")})
+    # and one whose files are there but corrupt fails clearly when it reads them.
+    (tmp_path / "grammar" / "grammar.npz").write_bytes(b"not an npz")
     damaged = spacy.blank("en").add_pipe(
         "lpcfg_parser", config={"model": str(tmp_path / "grammar")}
     )

@@ -84,8 +84,35 @@ def test_extensions_ignore_whitespace_at_span_edges():
     assert doc[:]._.labels == ("S",)  # the whole Doc, whitespace included
     assert doc[:]._.parse_string == gold[:]._.parse_string
     assert [span.text for span in doc[1:4]._.children] == ["Go", "home"]
-    with pytest.raises(NonConstituentException, match="whitespace"):
-        _ = doc[0:1]._.labels
+    # Whitespace alone is no constituent, and no error either.
+    for span in (doc[0:1], doc[5:6], doc[2:3]):
+        assert span._.labels == span._.full_labels == span._.function_labels == ()
+        assert span._.parse_string == ""
+        assert list(span._.constituents) == list(span._.children) == []
+    assert doc[0:1]._.parent is None and doc[5]._.parent is None  # outside every phrase
+    assert doc[2:3]._.parent == doc[1:4]  # between "Go" and "home", inside the VP
+    assert doc[2]._.labels == () and doc[2]._.parse_string == ""
+
+
+def test_extensions_trim_whitespace_at_the_edges_of_group_spans():
+    # Spans written by other tools may start or end on whitespace: they mean their words.
+    vocab = spacy.blank("en").vocab
+    doc = Doc(
+        vocab,
+        words=["\n", "Go", " ", "home", ".", "\n"],
+        tags=["_SP", "VB", "_SP", "RB", ".", "_SP"],
+    )
+    doc.spans["constituents"] = [
+        Span(doc, 0, 6, label="S"),
+        Span(doc, 1, 3, label="VP"),  # "Go" and the space after it
+        Span(doc, 5, 6, label="X"),  # whitespace only: dropped
+    ]
+    assert doc[1:5]._.labels == ("S",) and doc[:]._.labels == ("S",)
+    assert doc[1:2]._.labels == ("VP",) and doc[1:3]._.labels == ("VP",)
+    assert doc[5:6]._.labels == ()
+    assert doc[:]._.parse_string == "(S (VP (VB Go)) (RB home) (. .))"
+    assert [span.text for span in doc[:]._.children] == ["Go", "home", "."]
+    assert doc[3]._.parent == doc[1:5]
 
 
 def test_extensions_use_the_groups_label_scheme():

@@ -32,7 +32,10 @@ from spacy_lpcfg.trees.transforms import (
     expand_unaries,
     intermediate_parent,
     is_intermediate,
+    mark_phrases,
     strip_annotations,
+    tag_phrase_labels,
+    transform_treebank,
     validate_labels,
 )
 from spacy_lpcfg.trees.tree import Tree
@@ -310,6 +313,25 @@ def test_pipeline_equals_the_pairs_in_sequence_random_trees(tree, spec):
 def test_stripping_functions_random_trees(tree, spec):
     spec = dataclasses.replace(spec, keep_functions=False)
     pipeline = TransformPipeline(spec)
+    stripped = strip_functions(tree, "penn")
+    if spec.collapse_unary and not _valid_phrase_labels(stripped):
+        # a category ending with ':' ('<:-' -> '<:') would misread in a chain '<:::NP'
+        with pytest.raises(TransformError, match="E020"):
+            pipeline.apply(tree)
+        return
+    assert pipeline.invert(pipeline.apply(tree)) == stripped
+
+
+def _valid_phrase_labels(tree: Tree) -> bool:
+    return all(_valid_label(node.label) for node in tree.subtrees() if node.word is None)
+
+
+def test_stripping_functions_checks_the_categories():
+    tree = Tree.from_string("(TOP (<:-SBJ (NP (DT :))))")
+    with pytest.raises(TransformError, match="E020.*'<:'"):
+        TransformPipeline(TransformSpec(keep_functions=False)).apply(tree)
+    # without unary collapse no chain is built, and the label reads back
+    pipeline = TransformPipeline(TransformSpec(keep_functions=False, collapse_unary=False))
     assert pipeline.invert(pipeline.apply(tree)) == strip_functions(tree, "penn")
 
 
@@ -437,13 +459,87 @@ def test_spec_defaults_and_json_roundtrip():
         ({"keep_functions": 1}, "keep_functions"),
         ({"scheme": "tiger"}, "tiger"),
         ({"head_rules": "magerman"}, "magerman"),
-        ({"version": 2}, "version"),
+        ({"version": 99}, "version"),
         ({"version": "1"}, "version"),
     ],
 )
 def test_spec_rejects_bad_settings(data, name):
     with pytest.raises(ValueError, match=name):
         TransformSpec.from_dict(data)
+
+
+# ------------------------------------------------- labels that are tags and phrases
+
+TAG_PHRASES = [
+    "(TOP (IP (NP (NN (NN a) (NN b)) (NN c)) (VP (ADV (ADV d) (ADV e)) (VV f)) (ADV g)))",
+    "(TOP (IP (NP-SBJ (NN (NN a) (NN b) (NN c))) (VP (ADV-TMP (ADV d) (ADV e)) (VV f))))",
+    "(TOP (NN (NN a) (NN b) (NN c)))",
+]
+
+
+def test_mark_phrases_shape_and_inverse():
+    tree = Tree.from_string(TAG_PHRASES[0])
+    marked = mark_phrases(tree, {"NN", "ADV", "NP"})
+    assert str(marked) == (
+        "(TOP (IP (NP^ (NN^ (NN a) (NN b)) (NN c)) (VP (ADV^ (ADV d) (ADV e)) (VV f)) (ADV g)))"
+    )
+    assert strip_annotations(marked) == tree
+    assert tag_phrase_labels([tree]) == {"NN", "ADV"}
+    assert tag_phrase_labels([marked]) == set()
+    with pytest.raises(TransformError, match="E008"):
+        mark_phrases(Tree.from_string("(TOP (X^Y (A a)))"), {"X"})
+
+
+def test_transform_treebank_marks_only_clashing_labels():
+    trees = [Tree.from_string(text) for text in TAG_PHRASES]
+    flat = TransformSpec(v_markov=1, h_markov=None)
+    spec, transformed = transform_treebank(trees, flat)
+    assert spec == dataclasses.replace(flat, marked_phrases=("ADV", "NN"))
+    assert str(transformed[0]) == (
+        "(TOP (IP (@IP|>ADV (NP (NN^ (NN a) (NN b)) (NN c)) (VP (ADV^ (ADV d) (ADV e)) (VV f)))"
+        " (ADV g)))"
+    )
+    # a chain does not clash; intermediates name the marked parent
+    assert "NP-SBJ::NN" in {node.label for node in transformed[1].subtrees()}
+    assert str(transformed[2]) == "(TOP (NN^ (@NN^|>NN (NN a) (NN b)) (NN c)))"
+    assert TransformPipeline(spec).invert_all(transformed) == trees
+    assert tag_phrase_labels(transformed) == set()
+    # parent annotation separates them already: nothing is marked or re-transformed
+    spec, transformed = transform_treebank(iter(trees), TransformSpec())
+    assert spec == TransformSpec()
+    assert transformed == TransformPipeline(spec).apply_all(trees)
+    # a spec that has the marks already keeps them
+    again, _ = transform_treebank(trees, dataclasses.replace(flat, marked_phrases=("NN", "ADV")))
+    assert again.marked_phrases == ("ADV", "NN")
+
+
+@pytest.mark.parametrize("spec", ALL_SPECS, ids=str)
+@pytest.mark.parametrize("keep_functions", [True, False])
+@pytest.mark.parametrize("annotate_preterminals", [True, False])
+def test_transform_treebank_roundtrip_and_kinds(spec, keep_functions, annotate_preterminals):
+    trees = [Tree.from_string(text) for text in TAG_PHRASES]
+    spec = dataclasses.replace(
+        spec, keep_functions=keep_functions, annotate_preterminals=annotate_preterminals
+    )
+    fitted, transformed = transform_treebank(trees, spec)
+    assert tag_phrase_labels(transformed) == set()
+    assert TransformPipeline(fitted).apply_all(trees) == transformed
+    expected = trees if keep_functions else [strip_functions(t, "penn") for t in trees]
+    assert TransformPipeline(fitted).invert_all(transformed) == expected
+    assert TransformSpec.from_dict(json.loads(json.dumps(fitted.to_dict()))) == fitted
+
+
+def test_spec_marked_phrases_json():
+    spec = TransformSpec(v_markov=1, marked_phrases=["NN", "ADV", "NN"])
+    assert spec.marked_phrases == ("ADV", "NN")
+    data = json.loads(json.dumps(spec.to_dict()))
+    assert data["version"] == 2 and data["marked_phrases"] == ["ADV", "NN"]
+    assert TransformSpec.from_dict(data) == spec
+    # without marks the file is what earlier versions wrote and read
+    assert "marked_phrases" not in TransformSpec().to_dict()
+    for bad in ("NN", [1], [""], ["TOP"], ["@NP|<DT"], ["S::VP"]):
+        with pytest.raises(ValueError, match="marked_phrases"):
+            TransformSpec(marked_phrases=bad)
 
 
 # ------------------------------------------------------------------ whole corpora

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 
 from ...errors import TreebankFormatError
 from ..tree import ROOT_LABEL, Tree
-from .scan import scan
+from .scan import FormatProblem, scan
 
 ENCODING = "latin-1"
 _BLOCK_HEADER = re.compile(r"#\d+(\s|$)")
@@ -68,6 +68,8 @@ def read_units(
 
 def finish(label: str, children: list) -> Tree | tuple[Tree, ...]:
     """Build one Floresta node; a tuple is a run of siblings (see the module docstring)."""
+    if not label:  # "(" right before "(" or ")": Floresta has no unlabelled brackets
+        raise FormatProblem("unlabelled bracket (every Floresta node has a label)")
     if "+" not in label:  # punctuation
         token = Tree(label, (), label)
         return (token, *_as_nodes(label, children)) if children else token

@@ -6,6 +6,7 @@ excerpt (never a traceback from deep inside a codec, never the whole line).
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import re
 from collections.abc import Iterator
@@ -14,7 +15,21 @@ from typing import BinaryIO
 
 from ...errors import Errors, TreebankFormatError, excerpt
 
-_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # what "surrogateescape" makes of a bad byte
+# What ``ESCAPE`` makes of an undecodable byte b: the lone surrogate U+DC00 + b. Python's
+# "surrogateescape" does the same for bytes >= 0x80 only, and fails on the others,
+# which UTF-16 and UTF-32 (a truncated code unit) also leave undecodable.
+ESCAPE = "spacy_lpcfg.escape"
+_ESCAPED_BYTE = re.compile("[\udc00-\udcff]")
+
+
+def _escape_bytes(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    bad = error.object[error.start : error.end]
+    return "".join(chr(0xDC00 + byte) for byte in bad), error.end
+
+
+codecs.register_error(ESCAPE, _escape_bytes)
 
 
 def check_encoding(encoding: str) -> str:
@@ -22,9 +37,16 @@ def check_encoding(encoding: str) -> str:
     UTF-8 (so a byte-order mark is dropped). RAISES ValueError: unknown encoding."""
     try:
         name = codecs.lookup(encoding).name
+        _decodes_text(name)
     except (LookupError, TypeError, ValueError):
         raise ValueError(Errors.E023.format(name=excerpt(str(encoding)))) from None
     return "utf-8-sig" if name == "utf-8" else name
+
+
+def _decodes_text(codec: str) -> None:
+    """RAISES LookupError: ``codec`` does not decode bytes to text (base64, rot13, zlib)."""
+    with contextlib.suppress(UnicodeError):  # a text codec that cannot decode this one byte
+        b"a".decode(codec)
 
 
 def decode_text(data: bytes, encoding: str, path: str | Path) -> str:
@@ -36,9 +58,16 @@ def decode_text(data: bytes, encoding: str, path: str | Path) -> str:
     codec = check_encoding(encoding)
     try:
         return data.decode(codec).removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        text = data.decode(codec, "surrogateescape")
+    except UnicodeError as error:
+        problem = error
+    try:
+        text = data.decode(codec, ESCAPE)
+    except UnicodeError:  # not a bad byte but the codec's own complaint
+        text = ""
     bad = _ESCAPED_BYTE.search(text)
+    if bad is None:
+        reason = f"Cannot decode the file as {encoding}: {problem}"
+        raise TreebankFormatError(reason, path=path) from None
     line = text.count("\n", 0, bad.start()) + 1
     start = text.rfind("\n", 0, bad.start()) + 1
     end = text.find("\n", bad.start())
@@ -67,15 +96,27 @@ def read_bytes(path: str | Path) -> bytes:
 def iter_lines(stream: BinaryIO, encoding: str, path: str | Path) -> Iterator[str]:
     """The lines of a binary stream, decoded as they are read (stdin stays interactive),
     without their line ends. RAISES TreebankFormatError as ``decode_text``."""
-    text = io.TextIOWrapper(stream, encoding=check_encoding(encoding), errors="surrogateescape")
+    codec = check_encoding(encoding)
+    # The byte-order mark is dropped here: Python's incremental utf-8-sig decoder
+    # silently drops an input of one or two bytes that begins like one (b"\xef").
+    sig = codec == "utf-8-sig"
+    text = io.TextIOWrapper(stream, encoding="utf-8" if sig else codec, errors=ESCAPE)
+    number = 0
     try:
         for number, line in enumerate(text, 1):
+            if sig and number == 1:
+                line = line.removeprefix("\ufeff")
+                if not line:  # the input is a byte-order mark alone: no line at all
+                    return
             line = line.rstrip("\n")
             if not line.isascii():
                 bad = _ESCAPED_BYTE.search(line)
                 if bad is not None:
                     raise _undecodable(line, bad.start(), encoding, path, number)
             yield line
+    except UnicodeError as error:  # the codec's own ("UTF-16 stream does not start with BOM")
+        reason = f"Cannot decode the input as {encoding}: {error}"
+        raise TreebankFormatError(reason, path=path, line=number + 1) from None
     finally:
         text.detach()  # leave the caller's stream (sys.stdin.buffer) open
 
