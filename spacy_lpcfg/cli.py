@@ -437,6 +437,53 @@ def train(
         )
 
 
+@app.command()
+def combine(
+    model_dirs: list[Path] = typer.Argument(
+        ..., help="Two or more trained models, then the output directory.", show_default=False
+    ),
+    decoder: str = typer.Option(
+        defaults.MEMBER_DECODER,
+        "--decoder",
+        help="How the models' parses combine: product (of their bracket marginals) or mbr "
+        "(expected recall of their mean; for spectral models).",
+    ),
+) -> None:
+    """Join models trained apart into one model directory that test, parse and add_pipe
+    use like any other.
+
+    The models may differ in binarisation, Markov orders, function tags kept or
+    stripped, estimator and lexicon; they must come from the same treebank (label
+    scheme). Brackets are chosen on categories from all models; function labels
+    come from the models that keep them.
+    """
+    from .decode.members import MEMBER_DECODERS
+    from .errors import GrammarError
+    from .grammar.model import ParsingModel, _check_replaceable, combine_models
+
+    *inputs, output = model_dirs
+    if len(inputs) < 2:
+        _fail("combine needs at least two model directories and an output directory", 2)
+    if decoder not in MEMBER_DECODERS:
+        _fail(f"--decoder must be one of {', '.join(MEMBER_DECODERS)}, not {decoder!r}", 2)
+    for model_dir in inputs:
+        _check_model_dir(model_dir)
+    _check_output_dir(output)
+    try:
+        _check_replaceable(output)
+        models = [ParsingModel.from_disk(model_dir) for model_dir in inputs]
+        combined = combine_models(models, decoder)
+        combined.to_disk(output)
+    except GrammarError as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(f"cannot write the model to {output}: {err.strerror or err}")
+    typer.echo(
+        f"combined {len(combined.parts)} models ({decoder}) -> {output}",
+        err=True,
+    )
+
+
 PARSER_OPTIONS = {
     "decoder": typer.Option(
         defaults.DECODER,

@@ -14,3 +14,8 @@ MAX_LENGTH = 150
 
 DECODER = "auto"
 """``auto``: product_mbr for an ensemble, mbr for a spectral model, else max_rule."""
+
+MEMBER_DECODER = "product"
+"""How ``combine`` joins models trained apart (``decode.members``). On ptb_sample test,
+a left- and a right-binarised clustering model (82.64 and 82.51 F1 alone): product
+85.55, mbr 84.80."""

@@ -49,9 +49,11 @@ from ..trees.transforms import (
     is_intermediate,
 )
 from ..trees.tree import ROOT_LABEL, Tree
+from .members import MEMBER_DECODERS, combine_members
 from .product import product_mbr_parse, product_parse
 from .registry import DECODERS
 from .result import ParseResult
+from .span_marginals import SpanMarginals, aligned, mean_marginals, span_marginals
 
 EXHAUSTIVE_LENGTH = 60
 LOWER_THRESHOLDS = (1e-3, 1e-6)  # the lower_threshold fallbacks scale the thresholds by these
@@ -172,7 +174,10 @@ class Parser:
     model (ParsingModel): the grammar, lexicon and transforms.
     decoder (str): "max_rule", "variational", "viterbi", "mbr", "product",
         "product_mbr" (the last two decode an ensemble's members jointly) or "auto",
-        the default: ``default_decoder(model)``.
+        the default: ``default_decoder(model)``. For a model with members
+        (``combine_models``): how their parses combine, "mbr" or "product"
+        (``decode.members``); "auto" is the decoder stored with the model. Each
+        member then parses with its own lexicon, pruning and transforms.
     prune_threshold (float | Sequence[float]): posterior threshold of the pruning
         passes: one for all, or one per level (plus one for the one-state projection
         of a latent grammar). Defaults to ``defaults.PRUNE_THRESHOLD`` (3e-4).
@@ -197,7 +202,9 @@ class Parser:
         use_tags: str = "auto",
         max_length: int = defaults.MAX_LENGTH,
     ):
-        choices = (AUTO, *DECODERS, *ENSEMBLE_DECODERS)
+        choices = (
+            (AUTO, *MEMBER_DECODERS) if model.members else (AUTO, *DECODERS, *ENSEMBLE_DECODERS)
+        )
         if decoder not in choices:
             raise ValueError(
                 Errors.E012.format(
@@ -209,14 +216,42 @@ class Parser:
                 Errors.E012.format(name="max_length", value=max_length, expected="an int >= 1")
             )
         self.model = model
+        self.use_tags = use_tags
+        self.max_length = max_length
+        self.fallbacks: Counter[str] = Counter()
+        self.unknown_tags: Counter[str] = Counter()  # given tags not in known_tags, per token
+        self._unknown_tag_words: dict[str, str] = {}  # the first word seen with each
+        self._warned_unknown_tags = False
+        # Seconds spent per stage ("lexicon", "pruning": the coarse passes, "chart": the
+        # final grammar's inside-outside, "decode": decoder and tree), for benchmarks.
+        self.seconds: Counter[str] = Counter()
+        self.known_tags = _grammar_tags(model.grammar)
+        self.pipeline = model.pipeline
+        # A model with members: one parser per part, each with its own cascade.
+        self._parts: list[Parser] = []
+        if model.members:
+            self.decoder = model.decoder if decoder == AUTO else decoder
+            if self.decoder not in MEMBER_DECODERS:
+                expected = "one of " + ", ".join(MEMBER_DECODERS)
+                raise ValueError(
+                    Errors.E012.format(name="decoder", value=self.decoder, expected=expected)
+                )
+            options = {"prune_threshold": prune_threshold, "levels": levels}
+            self._parts = [
+                Parser(part, use_tags=use_tags, max_length=max_length, **options)
+                for part in model.parts
+            ]
+            keepers = [part for part in model.parts if part.transform.keep_functions]
+            self.pipeline = (keepers or [model])[0].pipeline
+            self.known_tags = frozenset().union(*(p.known_tags for p in self._parts))
+            self.members = [model.grammar]
+            self.cascade = self._parts[0].cascade
+            return
         self.decoder = default_decoder(model) if decoder == AUTO else decoder
         # The grammars decoded jointly by the ensemble decoders.
         self.members = [model.grammar] + [
             model.extra_grammars[index] for index in model.training.get(ENSEMBLE, ())
         ]
-        self.use_tags = use_tags
-        self.max_length = max_length
-        self.pipeline = model.pipeline
         grammar = model.grammar
         kinds = [grammar.symbols.kind(i) for i in range(grammar.n_symbols)]
         level_names = [
@@ -233,14 +268,6 @@ class Parser:
         self.cascade = PruningCascade(
             grammar, level_names, coarse=coarse, threshold=prune_threshold
         )
-        self.fallbacks: Counter[str] = Counter()
-        self.known_tags = _grammar_tags(grammar)
-        self.unknown_tags: Counter[str] = Counter()  # given tags not in known_tags, per token
-        self._unknown_tag_words: dict[str, str] = {}  # the first word seen with each
-        self._warned_unknown_tags = False
-        # Seconds spent per stage ("lexicon", "pruning": the coarse passes, "chart": the
-        # final grammar's inside-outside, "decode": decoder and tree), for benchmarks.
-        self.seconds: Counter[str] = Counter()
 
     @property
     def grammar(self) -> LPCFG:
@@ -262,6 +289,26 @@ class Parser:
             )
         if tags is not None and self.use_tags != "ignore":
             self._note_unknown_tags(words, tags)
+        if self._parts:
+            return self._parse_members(words, tags)
+        lexicals, coarse_lexical = self._lexicals(words, tags, start)
+        if len(words) > self.max_length:
+            return self._flat(words, coarse_lexical, "too_long")
+        for scale, fallback, first in self._attempts(len(words), coarse_lexical):
+            result = self._decode(lexicals, coarse_lexical, first, scale)
+            if result is not None:
+                if fallback:
+                    self.fallbacks[fallback] += 1
+                start = time.perf_counter()
+                parse = Parse(self.pipeline.invert(result.to_tree(words)), fallback)
+                self.seconds["decode"] += time.perf_counter() - start
+                return parse
+        return self._flat(words, coarse_lexical, "flat")
+
+    def _lexicals(
+        self, words: list[str], tags: Sequence[str | None] | None, start: float
+    ) -> tuple[list[LexicalScores], LexicalScores]:
+        """The lexical scores of each decoded grammar, and of the cascade's coarse one."""
         lexical = self.model.lexical_scores(words, tags, self.use_tags)
         lexicals = [lexical] + [
             self.model.lexicon.lexical_scores(member, words, tags, self.use_tags)
@@ -273,24 +320,75 @@ class Parser:
             else self.model.lexicon.lexical_scores(self.cascade.coarse, words, tags, self.use_tags)
         )
         self.seconds["lexicon"] += time.perf_counter() - start
-        if len(words) > self.max_length:
-            return self._flat(words, coarse_lexical, "too_long")
+        return lexicals, coarse_lexical
+
+    def _attempts(self, n_words: int, coarse_lexical: LexicalScores):
+        """(threshold scale, fallback name, first pass) of each try, in order."""
         attempts = [(1.0, None)] + [(scale, "lower_threshold") for scale in LOWER_THRESHOLDS]
-        if len(words) <= EXHAUSTIVE_LENGTH:
+        if n_words <= EXHAUSTIVE_LENGTH:
             attempts.append((0.0, "no_pruning"))
         start = time.perf_counter()
         first = self.cascade.first_pass(coarse_lexical)
         self.seconds["pruning"] += time.perf_counter() - start
         for scale, fallback in attempts:
-            result = self._decode(lexicals, coarse_lexical, first, scale)
-            if result is not None:
-                if fallback:
-                    self.fallbacks[fallback] += 1
-                start = time.perf_counter()
-                parse = Parse(self.pipeline.invert(result.to_tree(words)), fallback)
-                self.seconds["decode"] += time.perf_counter() - start
-                return parse
-        return self._flat(words, coarse_lexical, "flat")
+            yield scale, fallback, first
+
+    def span_marginals(
+        self, words: Sequence[str], tags: Sequence[str | None] | None = None
+    ) -> tuple[SpanMarginals | None, str | None]:
+        """The sentence's bracket and tag marginals under this model's grammar (the mean
+        over an ensemble's members), with the fallback it took; (None, reason) when the
+        chart has no parse at any threshold or the sentence is too long. What a model
+        with members combines."""
+        start = time.perf_counter()
+        words = list(words)
+        lexicals, coarse_lexical = self._lexicals(words, tags, start)
+        if len(words) > self.max_length:
+            return None, "too_long"
+        for scale, fallback, first in self._attempts(len(words), coarse_lexical):
+            start = time.perf_counter()
+            pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
+            self.seconds["pruning"] += time.perf_counter() - start
+            if pruned.mask is None:
+                continue
+            start = time.perf_counter()
+            parts = []
+            for grammar, lexical in zip(self.members, lexicals):
+                chart = inside_outside(grammar, lexical, pruned.mask, rule_posteriors=False)
+                if chart.has_parse:
+                    parts.append(span_marginals(grammar, chart))
+            self.seconds["chart"] += time.perf_counter() - start
+            if parts:
+                return mean_marginals(aligned(parts)), fallback
+        return None, "flat"
+
+    def _parse_members(self, words: list[str], tags: Sequence[str | None] | None) -> Parse:
+        """Parse with every part and combine their marginals (``decode.members``)."""
+        found = [part.span_marginals(words, tags) for part in self._parts]
+        for part in self._parts:
+            self.seconds.update(part.seconds)
+            part.seconds.clear()
+        parsed = [
+            (part, marginals) for part, (marginals, _) in zip(self._parts, found) if marginals
+        ]
+        if not parsed:  # every part failed: the first part's own fallback (a flat tree)
+            parse = self._parts[0].parse(words, tags)
+            self.fallbacks[parse.fallback or "flat"] += 1
+            self._parts[0].fallbacks.clear()
+            return parse
+        start = time.perf_counter()
+        result = combine_members(
+            [marginals for _, marginals in parsed],
+            [part.model.transform.keep_functions for part, _ in parsed],
+            self.model.label_scheme,
+            self.decoder,
+        )
+        fallback = next((reason for marginals, reason in found if marginals and reason), None)
+        if fallback:
+            self.fallbacks[fallback] += 1
+        parse = Parse(self.pipeline.invert(result.to_tree(words)), fallback)
+        self.seconds["decode"] += time.perf_counter() - start
+        return parse
 
     def parse_all(
         self,

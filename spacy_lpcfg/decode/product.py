@@ -37,7 +37,7 @@ from .charts import chart_posteriors
 from .mbr import DEFAULT_THRESHOLD, mbr_tree, span_tree
 from .result import ParseResult
 from .rule_cky import rule_cky
-from .span_marginals import SpanMarginals, aligned, span_marginals
+from .span_marginals import SpanMarginals, aligned, mean_marginals, span_marginals
 
 MIN_PROBABILITY = 1e-10  # clip for span-level log probabilities (zero or negative marginals)
 
@@ -67,7 +67,7 @@ def product_parse(
         parts = [anchored_scores(grammar, chart, "max_rule") for grammar, chart in members]
         return rule_cky(grammars[0], sum_anchored_scores(parts), "product")
     parts = aligned([span_marginals(grammar, chart) for grammar, chart in members])
-    label_scores = sum(_log_odds(part) for part in parts)
+    label_scores = sum(span_log_odds(part) for part in parts)
     tag_scores = sum(np.log(np.clip(part.tag_marginals, MIN_PROBABILITY, 1.0)) for part in parts)
     return span_tree(label_scores, parts[0].labels, tag_scores, parts[0].tags, "product")
 
@@ -91,13 +91,7 @@ def product_mbr_parse(
     parts = aligned([span_marginals(grammar, chart) for grammar, chart in members])
     if not parts:
         return ParseResult.failure(lexicals[0].n_words, "product_mbr")
-    mean = SpanMarginals(
-        parts[0].labels,
-        sum(part.marginals for part in parts) / len(parts),
-        parts[0].tags,
-        sum(part.tag_marginals for part in parts) / len(parts),
-    )
-    return mbr_tree(mean, threshold=threshold, decoder="product_mbr")
+    return mbr_tree(mean_marginals(parts), threshold=threshold, decoder="product_mbr")
 
 
 def shares_rules(grammars: Sequence[LPCFG]) -> bool:
@@ -114,7 +108,7 @@ def shares_rules(grammars: Sequence[LPCFG]) -> bool:
     )
 
 
-def _log_odds(part: SpanMarginals) -> np.ndarray:
+def span_log_odds(part: SpanMarginals) -> np.ndarray:
     """float64 (n+1, n+1, L): log(mu(l) / (1 - sum_l' mu(l'))) per span, clipped."""
     labelled = np.clip(part.marginals, MIN_PROBABILITY, 1.0)
     unlabelled = np.clip(1.0 - part.marginals.sum(axis=2, keepdims=True), MIN_PROBABILITY, 1.0)

@@ -93,6 +93,16 @@ def aligned(parts: Sequence[SpanMarginals]) -> list[SpanMarginals]:
     ]
 
 
+def mean_marginals(parts: Sequence[SpanMarginals]) -> SpanMarginals:
+    """The mean of aligned ``parts`` (same labels and tags, see ``aligned``)."""
+    return SpanMarginals(
+        parts[0].labels,
+        sum(part.marginals for part in parts) / len(parts),
+        parts[0].tags,
+        sum(part.tag_marginals for part in parts) / len(parts),
+    )
+
+
 @functools.lru_cache(maxsize=64)
 def _grouped(symbols: SymbolTable, kind: int) -> tuple[tuple[str, ...], np.ndarray]:
     """(stripped names, int64[n_symbols] column of each symbol of `kind` among them);

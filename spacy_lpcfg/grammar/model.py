@@ -11,6 +11,9 @@ A model directory holds::
                       grammars for pruning, members of an ensemble), same four files
     spectrum.json  spectrum.npz    optional: the singular values of the latent
                       estimators' SVDs (``Spectrum``; one for a whole ensemble)
+    members/0/ ...    optional (format version 2): more parsing models, each a
+                      model directory of its own (own transforms, lexicon and
+                      grammars), decoded together with this one (``combine_models``)
 
 ``to_disk`` writes into a temporary directory beside the target and renames it
 into place, so an interrupted save leaves no half-written model. ``to_bytes``
@@ -32,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import defaults
 from ..about import __version__
 from ..errors import Errors, GrammarError
 from ..progress import progress
@@ -54,7 +58,9 @@ from .serialization import (
 )
 
 MODEL_FORMAT = "spacy-lpcfg model"
-MODEL_VERSION = 1
+MODEL_VERSION = 2  # written only by models with members; version 1 otherwise
+MEMBERS_DIR = "members"
+MAX_MEMBERS = 64  # combinations are of a few models; more is a crafted cfg.json
 CFG, TRANSFORMS, LEXICON = "cfg.json", "transforms.json", "lexicon.json"
 EXTRA_GRAMMARS = "grammars"
 SPECTRUM_INDEX, SPECTRUM_ARRAYS = "spectrum.json", "spectrum.npz"
@@ -169,6 +175,12 @@ class ParsingModel:
     extra_grammars (Sequence[LPCFG]): more grammars over the same vocabulary.
     spectrum (Spectrum | None): the singular values of a latent estimator's SVDs;
         None for grammars without (MLE).
+    members (Sequence[ParsingModel]): more models decoded with this one, each with its
+        own grammars, lexicon and transforms (another binarisation, function tags
+        stripped...) over the same label scheme; members have no members themselves.
+        ``combine_models`` builds such a model.
+    decoder (str | None): how a model with members combines them by default
+        (``decode.members.MEMBER_DECODERS``); None without members.
     RAISES GrammarError: the parts do not fit together.
     """
 
@@ -183,6 +195,8 @@ class ParsingModel:
         training: Mapping[str, Any] | None = None,
         extra_grammars: Sequence[LPCFG] = (),
         spectrum: Spectrum | None = None,
+        members: Sequence[ParsingModel] = (),
+        decoder: str | None = None,
     ):
         self.grammar = grammar
         self.lexicon = lexicon
@@ -192,6 +206,8 @@ class ParsingModel:
         self.training = dict(training or {})
         self.extra_grammars = tuple(extra_grammars)
         self.spectrum = spectrum
+        self.members = tuple(members)
+        self.decoder = decoder
         try:
             lexicon.check(grammar)
         except ValueError as exc:
@@ -210,6 +226,41 @@ class ParsingModel:
             detail = f"the spectrum has symbols the grammar lacks: {excerpt(unknown)}"
             raise GrammarError(Errors.E210.format(detail=detail))
         self._check_linked_grammars()
+        self._check_members()
+
+    def _check_members(self) -> None:
+        def fail(detail: str) -> GrammarError:
+            return GrammarError(Errors.E210.format(detail=detail))
+
+        if len(self.members) > MAX_MEMBERS:
+            raise fail(f"{len(self.members)} members, more than {MAX_MEMBERS}")
+        for i, member in enumerate(self.members):
+            if not isinstance(member, ParsingModel) or member.members:
+                raise fail(f"member {i} must be a ParsingModel without members of its own")
+            if member.label_scheme != self.label_scheme:
+                raise fail(
+                    f"member {i} uses the label scheme {member.label_scheme!r}, "
+                    f"the model {self.label_scheme!r}"
+                )
+        if (self.decoder is None) != (not self.members):
+            raise fail("a decoder is stored with members, and only with members")
+
+    @property
+    def parts(self) -> tuple[ParsingModel, ...]:
+        """The models decoded together: this one (without its members), then its members."""
+        if not self.members:
+            return (self,)
+        alone = ParsingModel(
+            self.grammar,
+            self.lexicon,
+            self.transform,
+            estimator=self.estimator,
+            params=self.params,
+            training=self.training,
+            extra_grammars=self.extra_grammars,
+            spectrum=self.spectrum,
+        )
+        return (alone, *self.members)
 
     def _check_linked_grammars(self) -> None:
         """The extra grammars that ``training`` names must be what the parser expects:
@@ -276,7 +327,7 @@ class ParsingModel:
         """The content of cfg.json."""
         return {
             "format": MODEL_FORMAT,
-            "format_version": MODEL_VERSION,
+            "format_version": MODEL_VERSION if self.members else 1,
             "spacy_lpcfg_version": __version__,
             "estimator": {"name": self.estimator, "params": self.params},
             "training": self.training,
@@ -288,6 +339,14 @@ class ParsingModel:
                 for i, extra in enumerate(self.extra_grammars)
             ],
             **({} if self.spectrum is None else {"spectrum": {"symbols": len(self.spectrum)}}),
+            **(
+                {}
+                if not self.members
+                else {
+                    "members": [{"path": _member_dir(i)} for i in range(len(self.members))],
+                    "decoder": self.decoder,
+                }
+            ),
         }
 
     def _members(self) -> dict[str, bytes]:
@@ -308,6 +367,12 @@ class ParsingModel:
             yield {f"{_extra_dir(i)}/{name}": data for name, data in files.items()}
         if self.spectrum is not None:
             yield self.spectrum.to_members()
+        for i, member in enumerate(self.members):
+            for group in member._member_groups():
+                yield {f"{_member_dir(i)}/{name}": data for name, data in group.items()}
+
+    def _n_groups(self) -> int:
+        return 2 + len(self.extra_grammars) + (self.spectrum is not None)
 
     def to_bytes(self) -> bytes:
         """The model files as one zip archive (byte-identical for equal models)."""
@@ -339,7 +404,7 @@ class ParsingModel:
         _check_replaceable(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = _new_leftover(path, ".partial")
-        n_groups = 2 + len(self.extra_grammars) + (self.spectrum is not None)
+        n_groups = self._n_groups() + sum(member._n_groups() for member in self.members)
         try:
             with progress(desc="writing", total=n_groups, unit="part") as bar:
                 for group in self._member_groups():
@@ -361,17 +426,13 @@ class ParsingModel:
         path = Path(path)
         if not path.is_dir():
             raise GrammarError(Errors.E207.format(source=path, detail="not a directory"))
-        cfg = _read_cfg(_read_file(path, CFG), path)
-        names = [CFG, TRANSFORMS, LEXICON, *GRAMMAR_FILES]
-        for i in range(len(cfg["extra_grammars"])):
-            names.extend(f"{_extra_dir(i)}/{name}" for name in GRAMMAR_FILES)
-        if "spectrum" in cfg:
-            names.extend((SPECTRUM_INDEX, SPECTRUM_ARRAYS))
-        members = {name: _read_file(path, name) for name in names}
+        members = {name: _read_file(path, name) for name in _file_names(path, "")}
         return cls._from_members(members, str(path))
 
     @classmethod
-    def _from_members(cls, members: Mapping[str, bytes], source: str) -> ParsingModel:
+    def _from_members(
+        cls, members: Mapping[str, bytes], source: str, *, nested: bool = False
+    ) -> ParsingModel:
         def fail(detail: str) -> GrammarError:
             return GrammarError(Errors.E207.format(source=source, detail=detail))
 
@@ -379,6 +440,13 @@ class ParsingModel:
         if missing:
             raise fail(f"missing {', '.join(missing)}")
         cfg = _read_cfg(members[CFG], source)
+        if nested and cfg["members"]:
+            raise fail("a member of a model cannot have members of its own")
+        parts = []
+        for i in range(len(cfg["members"])):
+            prefix = _member_dir(i) + "/"
+            own = {k[len(prefix) :]: v for k, v in members.items() if k.startswith(prefix)}
+            parts.append(cls._from_members(own, f"{source}/{_member_dir(i)}", nested=True))
         settings = read_json(members[TRANSFORMS], TRANSFORMS, fail)
         if not isinstance(settings, dict):
             raise fail(
@@ -421,6 +489,8 @@ class ParsingModel:
                 training=cfg.get("training", {}),
                 extra_grammars=extras,
                 spectrum=spectrum,
+                members=parts,
+                decoder=cfg.get("decoder"),
             )
         except GrammarError as exc:
             raise fail(shorten(str(exc))) from None
@@ -434,7 +504,37 @@ class ParsingModel:
 
     def __repr__(self) -> str:
         extra = f", {len(self.extra_grammars)} extra grammars" if self.extra_grammars else ""
+        extra += f", {len(self.members)} members" if self.members else ""
         return f"ParsingModel({self.estimator or 'unknown estimator'}, {self.grammar!r}{extra})"
+
+
+def combine_models(models: Sequence[ParsingModel], decoder: str | None = None) -> ParsingModel:
+    """One model that decodes ``models`` together: the first with the others (and their
+    members, flattened) as its members. The models may differ in binarisation, Markov
+    orders, function tags kept or stripped, estimator and lexicon; they must share the
+    label scheme (same treebank).
+
+    decoder (str | None): how the members' parses are combined (``decode.members``).
+        Defaults to ``defaults.MEMBER_DECODER``.
+    RAISES GrammarError: fewer than two models, or models that do not fit together.
+    """
+    parts = [part for model in models for part in model.parts]
+    if len(parts) < 2:
+        detail = "combining needs at least two models"
+        raise GrammarError(Errors.E210.format(detail=detail))
+    first = parts[0]
+    return ParsingModel(
+        first.grammar,
+        first.lexicon,
+        first.transform,
+        estimator=first.estimator,
+        params=first.params,
+        training=first.training,
+        extra_grammars=first.extra_grammars,
+        spectrum=first.spectrum,
+        members=parts[1:],
+        decoder=decoder or defaults.MEMBER_DECODER,
+    )
 
 
 def read_spectrum(path: str | Path) -> Spectrum | None:
@@ -465,6 +565,27 @@ def _read_spectrum(
         detail = f"{CFG} says {expected} spectrum symbols, {SPECTRUM_INDEX} has {len(spectrum)}"
         raise GrammarError(Errors.E207.format(source=source, detail=detail))
     return spectrum
+
+
+def _file_names(path: Path, prefix: str) -> list[str]:
+    """The files (relative names) of the model directory ``path / prefix`` and its
+    members, from the cfg.json files."""
+    cfg = _read_cfg(_read_file(path, prefix + CFG), path / prefix if prefix else path)
+    names = [CFG, TRANSFORMS, LEXICON, *GRAMMAR_FILES]
+    for i in range(len(cfg["extra_grammars"])):
+        names.extend(f"{_extra_dir(i)}/{name}" for name in GRAMMAR_FILES)
+    if "spectrum" in cfg:
+        names.extend((SPECTRUM_INDEX, SPECTRUM_ARRAYS))
+    if prefix and cfg["members"]:
+        detail = f"{prefix}{CFG}: a member of a model cannot have members of its own"
+        raise GrammarError(Errors.E207.format(source=path, detail=detail))
+    for i in range(len(cfg["members"])):
+        names.extend(_file_names(path, f"{prefix}{_member_dir(i)}/"))
+    return [prefix + name for name in names] if prefix else names
+
+
+def _member_dir(index: int) -> str:
+    return f"{MEMBERS_DIR}/{index}"
 
 
 def _extra_dir(index: int) -> str:
@@ -523,6 +644,19 @@ def _read_cfg(data: bytes, source: str | Path) -> dict[str, Any]:
     for key in ("language", "label_scheme"):
         if not isinstance(cfg.get(key, ""), str):
             raise fail(f"{CFG}: '{key}' must be a string, not {excerpt(cfg[key])}")
+    members = cfg.get("members", [])
+    if not (
+        isinstance(members, list)
+        and len(members) <= MAX_MEMBERS
+        and all(member == {"path": _member_dir(i)} for i, member in enumerate(members))
+    ):
+        raise fail(
+            f"{CFG}: 'members' must list at most {MAX_MEMBERS} entries "
+            f'{{"path": "{MEMBERS_DIR}/<i>"}} in order, not {excerpt(members)}'
+        )
+    cfg["members"] = members
+    if not isinstance(cfg.get("decoder", ""), str):
+        raise fail(f"{CFG}: 'decoder' must be a string, not {excerpt(cfg['decoder'])}")
     return cfg
 
 

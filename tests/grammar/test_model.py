@@ -156,8 +156,8 @@ def edit_json(path: Path, change) -> None:
 
 
 def test_model_newer_version(saved):
-    edit_json(saved / "cfg.json", lambda cfg: cfg.update(format_version=2))
-    with pytest.raises(GrammarError, match="E208.*version 2"):
+    edit_json(saved / "cfg.json", lambda cfg: cfg.update(format_version=3))
+    with pytest.raises(GrammarError, match="E208.*version 3"):
         ParsingModel.from_disk(saved)
 
 
