@@ -118,6 +118,8 @@ class Errors(metaclass=_CodedMessages):
         "with inside_outside(..., rule_posteriors=True)."
     )
     E308 = "A product needs at least one grammar."
+    E309 = "Invalid span scores: {detail} (expected float (n+1, n+1, L) finite scores)."
+    E310 = "The {decoder} decoder takes no span scores; use one of: {known}."
 
     E401 = "Symbol merging needs {detail}."
     E402 = "Invalid pruning setting {name}={value!r}: {expected}"

@@ -1,8 +1,9 @@
 """Decoders: one chart pass per sentence, turned into a tree by one objective.
 
 Every decoder takes the grammar (or K grammars), the sentence's
-LexicalScores, an optional pruning mask and, when already computed, the
-chart posteriors, and returns a ParseResult in the grammar's transformed
+LexicalScores, an optional pruning mask, when already computed the chart
+posteriors and, except Viterbi, optional extra ``SpanScores`` of brackets
+(``span_scores``), and returns a ParseResult in the grammar's transformed
 label space (``TransformPipeline.invert`` maps its tree back). A failed
 result (``has_parse`` False) asks the caller to fall back.
 
@@ -16,6 +17,9 @@ mbr_parse          expected labelled recall, a cost per bracket      any (spectr
 product_parse      product of K grammars' max-rule scores            non-negative
 product_mbr_parse  mbr on the K members' mean marginals              any
 =================  ================================================  ==================
+
+``registry.DECODERS`` holds them by name behind one calling convention
+(``Decoder``); ``register_decoder`` adds more.
 """
 
 from .anchored import AnchoredScores, anchored_scores, sum_anchored_scores
@@ -23,25 +27,29 @@ from .max_rule import max_rule_parse, variational_parse
 from .mbr import mbr_parse, mbr_tree, span_tree
 from .parser import Parse, Parser
 from .product import product_mbr_parse, product_parse, shares_rules
-from .registry import DECODERS
+from .registry import DECODERS, Decoder, register_decoder
 from .result import ParseResult
 from .rule_cky import rule_cky
 from .span_marginals import SpanMarginals, span_marginals
+from .span_scores import SpanScores
 from .viterbi import viterbi_parse
 
 __all__ = [
     "DECODERS",
     "AnchoredScores",
+    "Decoder",
     "Parse",
     "ParseResult",
     "Parser",
     "SpanMarginals",
+    "SpanScores",
     "anchored_scores",
     "max_rule_parse",
     "mbr_parse",
     "mbr_tree",
     "product_mbr_parse",
     "product_parse",
+    "register_decoder",
     "rule_cky",
     "shares_rules",
     "span_marginals",

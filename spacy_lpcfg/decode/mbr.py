@@ -39,6 +39,7 @@ from ..trees.tree import ROOT_LABEL
 from .charts import chart_posteriors
 from .result import ParseResult
 from .span_marginals import SpanMarginals, span_marginals
+from .span_scores import SpanScores
 
 DEFAULT_THRESHOLD = 0.4
 
@@ -50,6 +51,7 @@ def mbr_parse(
     *,
     posteriors: ChartPosteriors | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    span_scores: SpanScores | None = None,
 ) -> ParseResult:
     """The tree of natural labels with the largest expected labelled recall, each
     bracket costing `threshold` (see the module docstring). Works with signed grammars.
@@ -60,20 +62,33 @@ def mbr_parse(
     posteriors (ChartPosteriors | None): inside_outside(grammar, lexical, mask) when
         already computed; then `mask` is not used again.
     threshold (float): the cost of a bracket. Defaults to 0.4; 0 is Goodman's objective.
+    span_scores (SpanScores | None): added to the gain of each bracket (``span_scores``).
     RETURNS (ParseResult): TOP over natural labels with annotations stripped, the
         score being the objective; a failed result when the chart has no parse.
     """
     posteriors = chart_posteriors(grammar, lexical, mask, posteriors, rule_posteriors=False)
     if not posteriors.has_parse:
         return ParseResult.failure(lexical.n_words, "mbr")
-    return mbr_tree(span_marginals(grammar, posteriors), threshold=threshold)
+    return mbr_tree(
+        span_marginals(grammar, posteriors), threshold=threshold, span_scores=span_scores
+    )
 
 
 def mbr_tree(
-    spans: SpanMarginals, *, threshold: float = DEFAULT_THRESHOLD, decoder: str = "mbr"
+    spans: SpanMarginals,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    decoder: str = "mbr",
+    span_scores: SpanScores | None = None,
 ) -> ParseResult:
-    """The minimum Bayes risk tree for given marginals (see mbr_parse)."""
+    """The minimum Bayes risk tree for given marginals (see mbr_parse), plus the
+    ``span_scores`` of its brackets when given."""
     slots = _bracket_slots(spans.labels)
+    if span_scores is not None:
+        span_scores.check_length(spans.n_words)
+        gains = _all_gains(spans.marginals, float(threshold), slots)
+        gains += span_scores.for_labels(slots.labels)
+        return span_tree(gains, slots.labels, spans.tag_marginals, spans.tags, decoder)
     span_scores, span_labels = _best_labels(
         spans.marginals,
         float(threshold),
@@ -187,6 +202,22 @@ def _bracket_slots(labels: tuple[str, ...]) -> _Slots:
         slot_offsets=np.searchsorted(by_slot[:, 2], np.arange(len(ids) + 1)),
         slot_labels=by_slot[:, 1],
     )
+
+
+def _all_gains(marginals: np.ndarray, threshold: float, slots: _Slots) -> np.ndarray:
+    """float64 (n+1, n+1, L): every label's gain (what _best_labels maximises), in the
+    _Slots order of labels."""
+    n_given, n_slots, n_labels = marginals.shape[2], len(slots.slot_offsets) - 1, len(slots.labels)
+    fills = np.zeros((n_given, n_slots))  # given label -> the slots it fills
+    slot_of = np.repeat(np.arange(n_slots), np.diff(slots.slot_offsets))
+    fills[slots.slot_labels, slot_of] = 1.0
+    counts = np.zeros((n_slots, n_labels))  # slot -> the labels that need it
+    label_of = np.repeat(np.arange(n_labels), np.diff(slots.label_offsets))
+    np.add.at(counts, (slots.label_slots, label_of), 1.0)
+    gains = (marginals @ fills) @ counts - threshold * counts.sum(axis=0)
+    size = marginals.shape[0]
+    gains[~np.triu(np.ones((size, size), dtype=bool), k=1)] = -np.inf
+    return gains
 
 
 @njit(cache=True, nogil=True)

@@ -30,10 +30,11 @@ import numpy as np
 
 from .. import defaults
 from ..trees.transforms import coarse_label
-from .mbr import DEFAULT_THRESHOLD, mbr_tree, span_tree
-from .product import MIN_PROBABILITY, span_log_odds
+from .mbr import DEFAULT_THRESHOLD, mbr_tree
+from .product import span_product
 from .result import ParseResult
 from .span_marginals import SpanMarginals, aligned, mean_marginals
+from .span_scores import SpanScores
 
 MEMBER_DECODERS = ("mbr", "product")
 
@@ -45,6 +46,7 @@ def combine_members(
     decoder: str = defaults.MEMBER_DECODER,
     *,
     threshold: float = DEFAULT_THRESHOLD,
+    span_scores: SpanScores | None = None,
 ) -> ParseResult:
     """The tree of the members' combined marginals (see the module docstring).
 
@@ -53,20 +55,20 @@ def combine_members(
     scheme (str): the label scheme, which says what a label's category is.
     decoder (str): "mbr" or "product".
     threshold (float): the bracket cost of "mbr".
+    span_scores (SpanScores | None): added to each bracket's score, by category.
     RETURNS (ParseResult): TOP over natural labels, with function tags where a member
         that keeps them supplies one.
     """
     categories = aligned([_categories(part, scheme) for part in parts])
     if decoder == "mbr":
-        result = mbr_tree(mean_marginals(categories), threshold=threshold, decoder="members_mbr")
-    else:
-        label_scores = np.sum([span_log_odds(part) for part in categories], axis=0)
-        tag_scores = np.sum(
-            [np.log(np.clip(part.tag_marginals, MIN_PROBABILITY, 1.0)) for part in categories],
-            axis=0,
+        result = mbr_tree(
+            mean_marginals(categories),
+            threshold=threshold,
+            decoder="members_mbr",
+            span_scores=span_scores,
         )
-        first = categories[0]
-        result = span_tree(label_scores, first.labels, tag_scores, first.tags, "members_product")
+    else:
+        result = span_product(categories, "members_product", span_scores)
     keepers = [part for part, keeps in zip(parts, keeps_functions) if keeps]
     if not keepers or len(result.labels) <= 1:
         return result

@@ -21,6 +21,7 @@ as ``too_long``): chart memory grows with the square of the length.
 from __future__ import annotations
 
 import difflib
+import threading
 import time
 import warnings
 from collections import Counter
@@ -50,7 +51,6 @@ from ..trees.transforms import (
 )
 from ..trees.tree import ROOT_LABEL, Tree
 from .members import MEMBER_DECODERS, combine_members
-from .product import product_mbr_parse, product_parse
 from .registry import DECODERS
 from .result import ParseResult
 from .span_marginals import SpanMarginals, aligned, mean_marginals, span_marginals
@@ -71,7 +71,7 @@ CHAINS = ("keep", "bottom")
 MERGES = ("keep", "category")
 # Decoders of all the model's grammars at once: its main grammar and the members of
 # an ensemble (``training["ensemble"]``), pruned once per sentence.
-ENSEMBLE_DECODERS = {"product": product_parse, "product_mbr": product_mbr_parse}
+ENSEMBLE_DECODERS = tuple(name for name, decoder in DECODERS.items() if decoder.joint)
 AUTO = defaults.DECODER
 ENSEMBLE = "ensemble"  # training key of an ensemble's members (estimators.noise)
 COARSE_GRAMMAR = "coarse_grammar"  # training key of the grammar to prune with
@@ -202,9 +202,7 @@ class Parser:
         use_tags: str = "auto",
         max_length: int = defaults.MAX_LENGTH,
     ):
-        choices = (
-            (AUTO, *MEMBER_DECODERS) if model.members else (AUTO, *DECODERS, *ENSEMBLE_DECODERS)
-        )
+        choices = (AUTO, *MEMBER_DECODERS) if model.members else (AUTO, *DECODERS)
         if decoder not in choices:
             raise ValueError(
                 Errors.E012.format(
@@ -227,6 +225,9 @@ class Parser:
         self.seconds: Counter[str] = Counter()
         self.known_tags = _grammar_tags(model.grammar)
         self.pipeline = model.pipeline
+        # Parsing changes nothing but these statistics: one lock, so that threads may
+        # share a parser (the chart kernels release the GIL).
+        self._lock = threading.Lock()
         # A model with members: one parser per part, each with its own cascade.
         self._parts: list[Parser] = []
         if model.members:
@@ -241,6 +242,8 @@ class Parser:
                 Parser(part, use_tags=use_tags, max_length=max_length, **options)
                 for part in model.parts
             ]
+            for part in self._parts:  # the parts count into this parser's statistics
+                part.seconds, part.fallbacks, part._lock = self.seconds, self.fallbacks, self._lock
             keepers = [part for part in model.parts if part.transform.keep_functions]
             self.pipeline = (keepers or [model])[0].pipeline
             self.known_tags = frozenset().union(*(p.known_tags for p in self._parts))
@@ -298,12 +301,17 @@ class Parser:
             result = self._decode(lexicals, coarse_lexical, first, scale)
             if result is not None:
                 if fallback:
-                    self.fallbacks[fallback] += 1
+                    self._add("fallbacks", fallback)
                 start = time.perf_counter()
                 parse = Parse(self.pipeline.invert(result.to_tree(words)), fallback)
-                self.seconds["decode"] += time.perf_counter() - start
+                self._add("seconds", "decode", time.perf_counter() - start)
                 return parse
         return self._flat(words, coarse_lexical, "flat")
+
+    def _add(self, statistic: str, key: str, amount: float = 1) -> None:
+        """Add ``amount`` to ``self.<statistic>[key]`` (seconds or fallbacks)."""
+        with self._lock:
+            getattr(self, statistic)[key] += amount
 
     def _lexicals(
         self, words: list[str], tags: Sequence[str | None] | None, start: float
@@ -319,7 +327,7 @@ class Parser:
             if self.cascade.coarse is self.grammar
             else self.model.lexicon.lexical_scores(self.cascade.coarse, words, tags, self.use_tags)
         )
-        self.seconds["lexicon"] += time.perf_counter() - start
+        self._add("seconds", "lexicon", time.perf_counter() - start)
         return lexicals, coarse_lexical
 
     def _attempts(self, n_words: int, coarse_lexical: LexicalScores):
@@ -329,7 +337,7 @@ class Parser:
             attempts.append((0.0, "no_pruning"))
         start = time.perf_counter()
         first = self.cascade.first_pass(coarse_lexical)
-        self.seconds["pruning"] += time.perf_counter() - start
+        self._add("seconds", "pruning", time.perf_counter() - start)
         for scale, fallback in attempts:
             yield scale, fallback, first
 
@@ -348,7 +356,7 @@ class Parser:
         for scale, fallback, first in self._attempts(len(words), coarse_lexical):
             start = time.perf_counter()
             pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
-            self.seconds["pruning"] += time.perf_counter() - start
+            self._add("seconds", "pruning", time.perf_counter() - start)
             if pruned.mask is None:
                 continue
             start = time.perf_counter()
@@ -357,7 +365,7 @@ class Parser:
                 chart = inside_outside(grammar, lexical, pruned.mask, rule_posteriors=False)
                 if chart.has_parse:
                     parts.append(span_marginals(grammar, chart))
-            self.seconds["chart"] += time.perf_counter() - start
+            self._add("seconds", "chart", time.perf_counter() - start)
             if parts:
                 return mean_marginals(aligned(parts)), fallback
         return None, "flat"
@@ -365,16 +373,11 @@ class Parser:
     def _parse_members(self, words: list[str], tags: Sequence[str | None] | None) -> Parse:
         """Parse with every part and combine their marginals (``decode.members``)."""
         found = [part.span_marginals(words, tags) for part in self._parts]
-        for part in self._parts:
-            self.seconds.update(part.seconds)
-            part.seconds.clear()
         parsed = [
             (part, marginals) for part, (marginals, _) in zip(self._parts, found) if marginals
         ]
         if not parsed:  # every part failed: the first part's own fallback (a flat tree)
-            parse = self._parts[0].parse(words, tags)
-            self.fallbacks[parse.fallback or "flat"] += 1
-            self._parts[0].fallbacks.clear()
+            parse = self._parts[0].parse(words, tags)  # counts its fallback here (shared)
             return parse
         start = time.perf_counter()
         result = combine_members(
@@ -385,9 +388,9 @@ class Parser:
         )
         fallback = next((reason for marginals, reason in found if marginals and reason), None)
         if fallback:
-            self.fallbacks[fallback] += 1
+            self._add("fallbacks", fallback)
         parse = Parse(self.pipeline.invert(result.to_tree(words)), fallback)
-        self.seconds["decode"] += time.perf_counter() - start
+        self._add("seconds", "decode", time.perf_counter() - start)
         return parse
 
     def parse_all(
@@ -439,11 +442,13 @@ class Parser:
         ]
         if not unknown:
             return
-        for tag, word in unknown:
-            self.unknown_tags[tag] += 1
-            self._unknown_tag_words.setdefault(tag, word)
-        if not self._warned_unknown_tags:
+        with self._lock:
+            for tag, word in unknown:
+                self.unknown_tags[tag] += 1
+                self._unknown_tag_words.setdefault(tag, word)
+            first = not self._warned_unknown_tags
             self._warned_unknown_tags = True
+        if first:
             scope = " (Warned once per parser; its unknown_tags counts every such token.)"
             warnings.warn(self.unknown_tags_warning(scope), stacklevel=3)
 
@@ -456,32 +461,28 @@ class Parser:
     ) -> ParseResult | None:
         start = time.perf_counter()
         pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
-        self.seconds["pruning"] += time.perf_counter() - start
+        self._add("seconds", "pruning", time.perf_counter() - start)
         if pruned.mask is None:
             return None
-        lexical = lexicals[0]
+        decoder = DECODERS[self.decoder]
         start = time.perf_counter()
-        if self.decoder in ENSEMBLE_DECODERS:
-            # Each member's inside-outside happens in the decoder: counted as "decode".
-            decode = ENSEMBLE_DECODERS[self.decoder]
-            result = decode(self.members, lexicals, [pruned.mask] * len(self.members))
-        elif self.decoder == "viterbi":
-            decode = DECODERS[self.decoder]
-            result = decode(self.grammar, lexical, pruned.mask)
+        if decoder.joint or not decoder.posteriors:
+            # Joint decoders run each member's inside-outside: counted as "decode".
+            result = decoder(self.members, lexicals, pruned.mask)
         else:
             chart = inside_outside(
-                self.grammar, lexical, pruned.mask, rule_posteriors=self.decoder != "mbr"
+                self.grammar, lexicals[0], pruned.mask, rule_posteriors=decoder.rule_posteriors
             )
-            self.seconds["chart"] += time.perf_counter() - start
+            self._add("seconds", "chart", time.perf_counter() - start)
             if not chart.has_parse:
                 return None
             start = time.perf_counter()
-            result = DECODERS[self.decoder](self.grammar, lexical, pruned.mask, posteriors=chart)
-        self.seconds["decode"] += time.perf_counter() - start
+            result = decoder(self.members[:1], lexicals[:1], pruned.mask, posteriors=[chart])
+        self._add("seconds", "decode", time.perf_counter() - start)
         return result if result.has_parse else None
 
     def _flat(self, words: list[str], coarse_lexical: LexicalScores, reason: str) -> Parse:
-        self.fallbacks[reason] += 1
+        self._add("fallbacks", reason)
         grammar = self.cascade.coarse
         names = grammar.symbols.names
         best_tags = {}

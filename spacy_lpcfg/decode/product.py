@@ -38,6 +38,7 @@ from .mbr import DEFAULT_THRESHOLD, mbr_tree, span_tree
 from .result import ParseResult
 from .rule_cky import rule_cky
 from .span_marginals import SpanMarginals, aligned, mean_marginals, span_marginals
+from .span_scores import SpanScores, add_to_rules
 
 MIN_PROBABILITY = 1e-10  # clip for span-level log probabilities (zero or negative marginals)
 
@@ -48,6 +49,7 @@ def product_parse(
     masks: Sequence[np.ndarray | None] | None = None,
     *,
     posteriors: Sequence[ChartPosteriors] | None = None,
+    span_scores: SpanScores | None = None,
 ) -> ParseResult:
     """The coarse tree maximising the product of K grammars' scores (module docstring).
 
@@ -56,6 +58,7 @@ def product_parse(
     masks (Sequence[np.ndarray | None] | None): a pruning mask per grammar, or None.
     posteriors (Sequence[ChartPosteriors] | None): the members' inside_outside results
         when already computed (with rule posteriors when the grammars share rules).
+    span_scores (SpanScores | None): added to the log score of each bracket.
     RETURNS (ParseResult): the parse, or a failed result.
     """
     shared = bool(grammars) and shares_rules(grammars)
@@ -65,11 +68,15 @@ def product_parse(
         return ParseResult.failure(lexicals[0].n_words, "product")
     if shared:
         parts = [anchored_scores(grammar, chart, "max_rule") for grammar, chart in members]
-        return rule_cky(grammars[0], sum_anchored_scores(parts), "product")
-    parts = aligned([span_marginals(grammar, chart) for grammar, chart in members])
-    label_scores = sum(span_log_odds(part) for part in parts)
-    tag_scores = sum(np.log(np.clip(part.tag_marginals, MIN_PROBABILITY, 1.0)) for part in parts)
-    return span_tree(label_scores, parts[0].labels, tag_scores, parts[0].tags, "product")
+        summed = sum_anchored_scores(parts)
+        if span_scores is not None:
+            summed = add_to_rules(grammars[0], summed, span_scores)
+        return rule_cky(grammars[0], summed, "product")
+    return span_product(
+        aligned([span_marginals(grammar, chart) for grammar, chart in members]),
+        "product",
+        span_scores,
+    )
 
 
 def product_mbr_parse(
@@ -79,11 +86,12 @@ def product_mbr_parse(
     *,
     posteriors: Sequence[ChartPosteriors] | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    span_scores: SpanScores | None = None,
 ) -> ParseResult:
     """The maximum expected recall tree for the K members' mean marginals.
 
-    Arguments as for product_parse (signed grammars welcome); `threshold` as for
-    mbr_parse.
+    Arguments as for product_parse (signed grammars welcome); `threshold` and
+    `span_scores` as for mbr_parse.
     RETURNS (ParseResult): the parse, or a failed result.
     """
     charts = _member_charts(grammars, lexicals, masks, posteriors, rule_posteriors=False)
@@ -91,7 +99,24 @@ def product_mbr_parse(
     parts = aligned([span_marginals(grammar, chart) for grammar, chart in members])
     if not parts:
         return ParseResult.failure(lexicals[0].n_words, "product_mbr")
-    return mbr_tree(mean_marginals(parts), threshold=threshold, decoder="product_mbr")
+    return mbr_tree(
+        mean_marginals(parts), threshold=threshold, decoder="product_mbr", span_scores=span_scores
+    )
+
+
+def span_product(
+    parts: Sequence[SpanMarginals], decoder: str, span_scores: SpanScores | None = None
+) -> ParseResult:
+    """The tree maximising the span-factored product of aligned marginals (module
+    docstring), plus the ``span_scores`` of its brackets."""
+    label_scores = np.sum([span_log_odds(part) for part in parts], axis=0)
+    tag_scores = np.sum(
+        [np.log(np.clip(part.tag_marginals, MIN_PROBABILITY, 1.0)) for part in parts], axis=0
+    )
+    if span_scores is not None:
+        span_scores.check_length(parts[0].n_words)
+        label_scores += span_scores.for_labels(parts[0].labels)
+    return span_tree(label_scores, parts[0].labels, tag_scores, parts[0].tags, decoder)
 
 
 def shares_rules(grammars: Sequence[LPCFG]) -> bool:

@@ -64,8 +64,8 @@ def span_marginals(grammar: LPCFG, posteriors: ChartPosteriors) -> SpanMarginals
     """
     n = posteriors.n_words
     kinds = grammar.symbols.kind_codes
-    labels, label_column = _grouped(grammar.symbols, PHRASAL)
-    tags, tag_column = _grouped(grammar.symbols, PRETERMINAL)
+    labels, label_column = grouped_names(grammar.symbols, PHRASAL)
+    tags, tag_column = grouped_names(grammar.symbols, PRETERMINAL)
     item_kinds = kinds[posteriors.item_symbols]
     natural = item_kinds == PHRASAL
     cells = posteriors.item_starts[natural] * (n + 1) + posteriors.item_ends[natural]
@@ -104,7 +104,7 @@ def mean_marginals(parts: Sequence[SpanMarginals]) -> SpanMarginals:
 
 
 @functools.lru_cache(maxsize=64)
-def _grouped(symbols: SymbolTable, kind: int) -> tuple[tuple[str, ...], np.ndarray]:
+def grouped_names(symbols: SymbolTable, kind: int) -> tuple[tuple[str, ...], np.ndarray]:
     """(stripped names, int64[n_symbols] column of each symbol of `kind` among them);
     cached, as grammars are decoded sentence after sentence."""
     ids = np.flatnonzero(symbols.kind_codes == kind)

@@ -205,13 +205,13 @@ class LPCFGParser(Pipe):
         check_model: bool = True,
     ):
         # The engine (numba) is imported only when a parser is made.
-        from ..decode.parser import AUTO, ENSEMBLE_DECODERS
+        from ..decode.parser import AUTO
         from ..decode.registry import DECODERS
 
         if model is not None and check_model:
             check_model_directory(Path(model), name)
         _check_prune_threshold(prune_threshold, name)
-        _check_choice("decoder", decoder, (AUTO, *DECODERS, *ENSEMBLE_DECODERS))
+        _check_choice("decoder", decoder, (AUTO, *DECODERS))
         _check_choice("use_tags", use_tags, USE_TAGS)
         _check_choice("write_tags", write_tags, WRITE_TAGS)
         _check_choice("missing_sentences", missing_sentences, MISSING_SENTENCES)

@@ -10,8 +10,6 @@ import pytest
 from spacy_lpcfg.decode import (
     DECODERS,
     ParseResult,
-    product_mbr_parse,
-    product_parse,
 )
 from spacy_lpcfg.grammar import LPCFG, LexicalScores, SymbolTable
 from spacy_lpcfg.trees import Tree
@@ -93,20 +91,18 @@ def _mle_grammar(trees: list[Tree]) -> LPCFG:
     return LPCFG.from_rules(symbols, {}, binary=binary, unary=unary, lexical=lexical)
 
 
-@pytest.mark.parametrize("decoder", [*sorted(DECODERS), "product", "product_mbr"])
+@pytest.mark.parametrize("decoder", sorted(DECODERS))
 @pytest.mark.parametrize("text", TREEBANK)
 def test_decoders_output_inverts_to_the_treebank_tree(decoder, text):
+    """Every registered decoder, through the one calling convention (a joint decoder
+    gets the grammar twice)."""
     pipeline = TransformPipeline()
     grammar = _mle_grammar(pipeline.apply_all(Tree.from_string(t) for t in TREEBANK))
     gold = Tree.from_string(text)
     words = gold.words()
     lexical = LexicalScores.from_word_ids(grammar, [grammar.word_index[w] for w in words])
-    if decoder == "product":
-        result = product_parse([grammar, grammar], [lexical, lexical])
-    elif decoder == "product_mbr":
-        result = product_mbr_parse([grammar, grammar], [lexical, lexical])
-    else:
-        result = DECODERS[decoder](grammar, lexical)
+    k = 2 if DECODERS[decoder].joint else 1
+    result = DECODERS[decoder]([grammar] * k, [lexical] * k)
     if decoder in ("mbr", "product_mbr"):  # span decoders strip parent annotations
         assert not any("^" in name for name in result.label_names)
     assert pipeline.invert(result.to_tree(words)) == gold
