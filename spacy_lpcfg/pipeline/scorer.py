@@ -1,9 +1,9 @@
 """The constituency scorer: EVALB on the trees of reference and predicted Docs.
 
 Each Example gives one gold tree (``doc_trees`` of the reference) and one test
-tree (of the prediction, on the reference's words), scored with the package's
-EVALB implementation (``evaluation.score_trees``, "collins" parameters by
-default). Keys, for ``spans_key="constituents"``, as fractions in [0, 1]:
+tree (of the prediction, on the reference's words), scored by
+``evaluation.score_parses`` (EVALB, "collins" parameters by default), as
+``spacy_lpcfg.evaluate`` and ``spacy-lpcfg test`` score. Keys, for ``spans_key="constituents"``, as fractions in [0, 1]:
 
 ==============================  ==============================================================
 ``constituents_p/_r/_f``        labelled brackets, function tags stripped (EVALB's figures)
@@ -54,9 +54,7 @@ def score_constituents(
     kwargs: ignored (``Pipe.score`` passes the component's cfg and labels).
     RETURNS (dict[str, Any]): the scores; None values when no Example was scored.
     """
-    from ..evaluation import function_scores, score_trees
-    from ..trees.labels import get_scheme
-    from ..trees.normalize import strip_functions
+    from ..evaluation.parsing import score_parses
 
     gold: list[Tree] = []
     test: list[Tree] = []
@@ -75,13 +73,8 @@ def score_constituents(
             **{f"{prefix}_{name}": None for name in ("exact", "tag_acc", "per_label")},
             **{f"spans_{prefix}_{name}": None for name in ("p", "r", "f", "per_type")},
         }
-    scheme = get_scheme(scheme)
-    categories = score_trees(
-        [strip_functions(tree, scheme) for tree in gold],
-        [strip_functions(tree, scheme) for tree in test],
-        evalb_params,
-    )
-    full = function_scores(gold, test, scheme, evalb_params).labelled
+    scored = score_parses(gold, test, scheme=scheme, params=evalb_params)
+    categories, full = scored.evalb, scored.functions.labelled
     summary = categories.summary()
     per_label = {
         label: {"p": score.precision / 100, "r": score.recall / 100, "f": score.fscore / 100}
