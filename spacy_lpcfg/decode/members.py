@@ -36,7 +36,7 @@ from .result import ParseResult
 from .span_marginals import SpanMarginals, aligned, mean_marginals
 from .span_scores import SpanScores
 
-MEMBER_DECODERS = ("mbr", "product")
+MEMBER_DECODERS = ("mbr", "product", "dual")  # "dual": decode.dual, by the Parser
 
 
 def combine_members(

@@ -21,6 +21,7 @@ as ``too_long``): chart memory grows with the square of the length.
 from __future__ import annotations
 
 import difflib
+import functools
 import threading
 import time
 import warnings
@@ -50,10 +51,22 @@ from ..trees.transforms import (
     is_intermediate,
 )
 from ..trees.tree import ROOT_LABEL, Tree
+from .anchored import anchored_scores, sum_anchored_scores
+from .dual import Slave, dual_decompose
+from .mbr import mbr_tree
 from .members import MEMBER_DECODERS, combine_members
+from .product import shares_rules, span_product
 from .registry import DECODERS
 from .result import ParseResult
-from .span_marginals import SpanMarginals, aligned, mean_marginals, span_marginals
+from .rule_cky import rule_cky
+from .span_marginals import (
+    SpanMarginals,
+    aligned,
+    grouped_names,
+    mean_marginals,
+    span_marginals,
+)
+from .span_scores import SpanScores, add_to_rules
 
 EXHAUSTIVE_LENGTH = 60
 LOWER_THRESHOLDS = (1e-3, 1e-6)  # the lower_threshold fallbacks scale the thresholds by these
@@ -162,10 +175,15 @@ def default_decoder(model: ParsingModel) -> str:
 class Parse:
     """tree (Tree): the parse in the treebank's labels, rooted at TOP.
     fallback (str | None): the fallback that produced it; None on the normal path.
+    certificate (bool | None): dual decomposition only: whether the members agreed
+        (the tree is then the optimal combination).
+    iterations (int | None): dual decomposition only: the iterations it took.
     """
 
     tree: Tree
     fallback: str | None = None
+    certificate: bool | None = None
+    iterations: int | None = None
 
 
 class Parser:
@@ -223,6 +241,8 @@ class Parser:
         # Seconds spent per stage ("lexicon", "pruning": the coarse passes, "chart": the
         # final grammar's inside-outside, "decode": decoder and tree), for benchmarks.
         self.seconds: Counter[str] = Counter()
+        # Dual decomposition: "sentences", "certificates" and "iterations" (sums).
+        self.dual: Counter[str] = Counter()
         self.known_tags = _grammar_tags(model.grammar)
         self.pipeline = model.pipeline
         # Parsing changes nothing but these statistics: one lock, so that threads may
@@ -244,6 +264,8 @@ class Parser:
             ]
             for part in self._parts:  # the parts count into this parser's statistics
                 part.seconds, part.fallbacks, part._lock = self.seconds, self.fallbacks, self._lock
+                if part.decoder == "viterbi":  # no span scores: its nearest that has them
+                    part.decoder = "max_rule"
             keepers = [part for part in model.parts if part.transform.keep_functions]
             self.pipeline = (keepers or [model])[0].pipeline
             self.known_tags = frozenset().union(*(p.known_tags for p in self._parts))
@@ -370,8 +392,91 @@ class Parser:
                 return mean_marginals(aligned(parts)), fallback
         return None, "flat"
 
+    def slave(
+        self, words: Sequence[str], tags: Sequence[str | None] | None = None
+    ) -> tuple[Slave | None, tuple[str, ...], str | None]:
+        """This model as a member of a dual decomposition: (a function from span scores
+        to its best tree, the natural labels it scores, the fallback taken); the
+        charts are computed once, here. (None, (), reason) when nothing parses."""
+        start = time.perf_counter()
+        words = list(words)
+        lexicals, coarse_lexical = self._lexicals(words, tags, start)
+        if len(words) > self.max_length:
+            return None, (), "too_long"
+        for scale, fallback, first in self._attempts(len(words), coarse_lexical):
+            start = time.perf_counter()
+            pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
+            self._add("seconds", "pruning", time.perf_counter() - start)
+            if pruned.mask is None:
+                continue
+            start = time.perf_counter()
+            slave, labels = self._slave_over(lexicals, pruned.mask)
+            self._add("seconds", "chart", time.perf_counter() - start)
+            if slave is not None:
+                return slave, labels, fallback
+        return None, (), "flat"
+
+    def _slave_over(
+        self, lexicals: list[LexicalScores], mask: np.ndarray
+    ) -> tuple[Slave | None, tuple[str, ...]]:
+        decoder = DECODERS[self.decoder]
+        grammars = self.members if decoder.joint else self.members[:1]
+        shared = decoder.rule_posteriors and shares_rules(grammars)
+        charts = [
+            (grammar, inside_outside(grammar, lexical, mask, rule_posteriors=shared))
+            for grammar, lexical in zip(grammars, lexicals)
+        ]
+        charts = [(grammar, chart) for grammar, chart in charts if chart.has_parse]
+        if not charts:
+            return None, ()
+        if not shared:  # span-level: mbr on the mean marginals, or their product
+            parts = aligned([span_marginals(grammar, chart) for grammar, chart in charts])
+            if decoder.rule_posteriors:
+                return functools.partial(span_product, parts, "product"), parts[0].labels
+            spans = mean_marginals(parts)
+            return functools.partial(_mbr_slave, spans), spans.labels
+        objective = "variational" if self.decoder == "variational" else "max_rule"
+        anchored = sum_anchored_scores(
+            [anchored_scores(grammar, chart, objective) for grammar, chart in charts]
+        )
+        labels = grouped_names(self.grammar.symbols, PHRASAL)[0]
+        return functools.partial(_rule_slave, self.grammar, anchored, objective), labels
+
+    def _parse_dual(self, words: list[str], tags: Sequence[str | None] | None) -> Parse:
+        """Dual decomposition of the parts (``decode.dual``); the tree of the first part
+        that keeps function tags."""
+        found = [part.slave(words, tags) for part in self._parts]
+        parsed = [
+            (part, slave, labels) for part, (slave, labels, _) in zip(self._parts, found) if slave
+        ]
+        if not parsed:  # every part failed: the first part's own fallback (a flat tree)
+            return self._parts[0].parse(words, tags)
+        start = time.perf_counter()
+        result = dual_decompose(
+            [slave for _, slave, _ in parsed],
+            [labels for _, _, labels in parsed],
+            self.model.label_scheme,
+            len(words),
+        )
+        chosen = next(
+            (i for i, (part, _, _) in enumerate(parsed) if part.model.transform.keep_functions),
+            0,
+        )
+        fallback = next((reason for slave, _, reason in found if slave and reason), None)
+        if fallback:
+            self._add("fallbacks", fallback)
+        with self._lock:
+            self.dual.update(
+                sentences=1, certificates=int(result.certificate), iterations=result.iterations
+            )
+        tree = parsed[chosen][0].pipeline.invert(result.trees[chosen].to_tree(words))
+        self._add("seconds", "decode", time.perf_counter() - start)
+        return Parse(tree, fallback, result.certificate, result.iterations)
+
     def _parse_members(self, words: list[str], tags: Sequence[str | None] | None) -> Parse:
         """Parse with every part and combine their marginals (``decode.members``)."""
+        if self.decoder == "dual":
+            return self._parse_dual(words, tags)
         found = [part.span_marginals(words, tags) for part in self._parts]
         parsed = [
             (part, marginals) for part, (marginals, _) in zip(self._parts, found) if marginals
@@ -509,6 +614,15 @@ class Parser:
             return "X"
         best = below_root[np.argmax(grammar.unary_weights[below_root])]
         return grammar.symbols.name(int(rules[best, 1]))
+
+
+def _rule_slave(grammar: LPCFG, anchored, objective: str, extra: SpanScores | None):
+    scores = anchored if extra is None else add_to_rules(grammar, anchored, extra)
+    return rule_cky(grammar, scores, objective)
+
+
+def _mbr_slave(spans: SpanMarginals, extra: SpanScores | None) -> ParseResult:
+    return mbr_tree(spans, span_scores=extra)
 
 
 def _grammar_tags(grammar: LPCFG) -> frozenset[str]:

@@ -163,7 +163,10 @@ def test_parse_command_on_random_text(ptb_model_dir, fuzz_dir, data, tagged, bom
     args = ["parse", str(ptb_model_dir), str(path)] + ["--tagged"] * tagged
     result = runner.invoke(app, args)
     assert_clean_exit(result)
-    _check_command_output(result, text, tagged, str(path))
+    # A file that starts with U+FEFF starts with a byte-order mark, which is not read
+    # (found by the long profile: a first word made of U+FEFF lost its first one).
+    read = text if bom else text.removeprefix("\ufeff")
+    _check_command_output(result, read, tagged, str(path))
 
 
 @fuzz(10)
