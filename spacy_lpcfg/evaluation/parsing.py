@@ -46,6 +46,8 @@ class Scores:
     seconds (float | None): parsing time (``evaluate`` only), kernels compiled before.
     fallbacks (Counter): parser fallbacks by reason (``evaluate`` only).
     decoder (str | None): the decoder the parser used (``evaluate`` only).
+    dual (tuple[int, int, int] | None): dual decomposition (``evaluate`` only):
+        sentences, certificates (members agreed), iterations in all; None otherwise.
     """
 
     evalb: EvalbResult
@@ -54,6 +56,7 @@ class Scores:
     seconds: float | None = None
     fallbacks: Counter = field(default_factory=Counter)
     decoder: str | None = None
+    dual: tuple[int, int, int] | None = None
 
     @property
     def fscore(self) -> float:
@@ -92,6 +95,12 @@ class Scores:
                 fallbacks=sum(self.fallbacks.values()),
                 fallback_reasons=dict(self.fallbacks),
                 decoder=self.decoder,
+            )
+        if self.dual is not None:
+            sentences, certificates, iterations = self.dual
+            figures.update(
+                dual_certificates=round(100 * certificates / sentences, 2),
+                dual_mean_iterations=round(iterations / sentences, 2),
             )
         return figures
 
@@ -150,6 +159,14 @@ def evaluate(
     parses = parser.parse_all((tree.words() for tree in gold), progress=progress, total=len(gold))
     trees = [parse.tree for parse in parses]
     seconds = time.perf_counter() - start
+    agreed = [parse for parse in parses if getattr(parse, "certificate", None) is not None]
+    dual = None
+    if agreed:
+        dual = (
+            len(agreed),
+            sum(bool(parse.certificate) for parse in agreed),
+            sum(parse.iterations for parse in agreed),
+        )
     scores = score_parses(gold, trees, scheme=scheme, params=params)
     return Scores(
         evalb=scores.evalb,
@@ -158,4 +175,5 @@ def evaluate(
         seconds=seconds,
         fallbacks=Counter(parser.fallbacks),
         decoder=parser.decoder,
+        dual=dual,
     )
