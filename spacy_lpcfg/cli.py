@@ -22,6 +22,7 @@ import typer
 
 from . import defaults
 from .errors import excerpt
+from .recipes import ESTIMATORS, RECIPES
 
 app = typer.Typer(
     name="spacy-lpcfg",
@@ -223,51 +224,52 @@ def convert(
         _fail(f"cannot write to {output_dir}: {err.strerror or err}")
 
 
-ESTIMATOR_NAMES = ("mle", "spectral", "clustering")
+def _recipe_options(recipe) -> str:
+    """The options of train that give ``recipe`` (those that differ from the defaults)."""
+    from dataclasses import fields
+
+    from .recipes import Recipe
+
+    options = []
+    for field in fields(Recipe):
+        value = getattr(recipe, field.name)
+        if value == getattr(Recipe(), field.name):
+            continue
+        if field.name == "keep_functions":
+            options.append("--functions" if value else "--no-functions")
+        else:
+            value = -1 if field.name == "h_markov" and value is None else value
+            options.append(f"--{field.name.replace('_', '-')} {value}")
+    return " ".join(options)
 
 
-def _make_estimator(
-    name: str,
-    transform,
-    language: str,
-    rare_threshold: int,
-    n_states: int | None,
-    random_state: int,
-    n_models: int = 1,
-    noise: str = "gaussian",
-    noise_scale: float = 0.3,
-):
-    from .estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
-    from .estimators.noise import NoisyEnsemble
+def _training_recipe(ctx: typer.Context, name: str | None):
+    """The Recipe of train's options: the recipe called ``name`` (None: the defaults,
+    ``Recipe()``) with the options given on the command line replacing its values
+    (the options are named as the recipe's fields)."""
+    from dataclasses import fields, replace
 
-    common = {"transform": transform, "language": language, "rare_threshold": rare_threshold}
-    if n_models > 1 and name != "clustering":
-        _fail("--n-models needs --estimator clustering (noisy clustering models)")
-    if name == "mle":
-        return MLEEstimator(**common)
-    latent = {"random_state": random_state}
-    if n_states is not None:
-        latent["n_states"] = n_states
-    if name == "spectral":
-        return SpectralEstimator(**common, **latent)
-    if name == "clustering":
-        member = ClusteringEstimator(**common, **latent)
-        if n_models > 1:
-            return NoisyEnsemble(
-                estimator=member,
-                n_models=n_models,
-                noise=noise,
-                noise_scale=noise_scale,
-                random_state=random_state,
-            )
-        return member
-    _fail(f"unknown estimator '{name}'; available: {', '.join(ESTIMATOR_NAMES)}")
+    from .recipes import Recipe, get_recipe
 
-
-def _default_head_rules(scheme: str, language: str) -> str:
-    if scheme == "penn":
-        return "collins" if language == "en" else "ppche"
-    return "first"
+    # by the source's name: typer brings its own copy of click's ParameterSource
+    sources = {field.name: ctx.get_parameter_source(field.name) for field in fields(Recipe)}
+    given = {
+        name: ctx.params[name]
+        for name, source in sources.items()
+        if source is not None and source.name != "DEFAULT"
+    }
+    if "h_markov" in given and given["h_markov"] < 0:
+        given["h_markov"] = None  # infinite
+    try:
+        base = get_recipe(name) if name is not None else Recipe()
+        if (
+            given.get("n_models", base.n_models) > 1
+            and given.get("estimator", base.estimator) != "clustering"
+        ):
+            _fail("--n-models needs --estimator clustering (noisy clustering models)")
+        return replace(base, **given)
+    except ValueError as err:  # an unknown recipe or estimator
+        _fail(str(err))
 
 
 def _read_training_trees(
@@ -312,10 +314,19 @@ def _unknown_tags_at_end(parser):
 
 @app.command()
 def train(
+    ctx: typer.Context,
     corpus: str = typer.Argument(..., help="Corpus name or treebank path."),
     model_dir: Path = typer.Argument(..., file_okay=False, help="Where to write the model."),
+    recipe: str | None = typer.Option(
+        None,
+        "--recipe",
+        help="Train a recipe of spacy_lpcfg.recipes: "
+        + "; ".join(f"{name} = {_recipe_options(chosen)}" for name, chosen in RECIPES.items())
+        + ". Options given on the command line replace its values.",
+        show_default=False,
+    ),
     estimator: str = typer.Option(
-        "mle", "--estimator", help="Estimator: " + ", ".join(ESTIMATOR_NAMES)
+        defaults.ESTIMATOR, "--estimator", help="Estimator: " + ", ".join(ESTIMATORS)
     ),
     split: str = typer.Option("train", "--split", help="Split of a named corpus to train on."),
     data_dir: Path | None = DATA_DIR_OPTION,
@@ -323,31 +334,52 @@ def train(
     limit: int | None = typer.Option(
         None, "--limit", help="Train on the first N (>= 1) trees only.", show_default=False
     ),
-    binarization: str = typer.Option("right", "--binarization", help="right, left or head."),
-    h_markov: int = typer.Option(1, "--h-markov", help="Horizontal Markov order (-1: infinite)."),
-    v_markov: int = typer.Option(2, "--v-markov", help="Vertical Markov order (1: none)."),
-    functions: bool = typer.Option(True, "--functions/--no-functions", help="Keep function tags."),
+    binarization: str = typer.Option(
+        defaults.TRANSFORM.binarization, "--binarization", help="right, left or head."
+    ),
+    h_markov: int = typer.Option(
+        defaults.TRANSFORM.h_markov, "--h-markov", help="Horizontal Markov order (-1: infinite)."
+    ),
+    v_markov: int = typer.Option(
+        defaults.TRANSFORM.v_markov, "--v-markov", help="Vertical Markov order (1: none)."
+    ),
+    keep_functions: bool = typer.Option(
+        defaults.TRANSFORM.keep_functions, "--functions/--no-functions", help="Keep function tags."
+    ),
     head_rules: str | None = typer.Option(
         None, "--head-rules", help="collins, ppche, first, last."
     ),
     language: str | None = typer.Option(
-        None, "--language", help="Language code (default: corpus's, else en)."
+        None,
+        "--language",
+        help=f"Language code (default: corpus's, else {defaults.LEXICON.language}).",
     ),
     rare_threshold: int = typer.Option(
-        1, "--rare-threshold", help="Words seen at most this often feed unknown-word classes."
+        defaults.LEXICON.rare_threshold,
+        "--rare-threshold",
+        help="Words seen at most this often feed unknown-word classes.",
     ),
     n_states: int | None = typer.Option(
-        None, "--n-states", help="Latent states per symbol (spectral: 8, clustering: 16)."
+        None,
+        "--n-states",
+        help=f"Latent states per symbol (spectral: {defaults.SPECTRAL.n_states}, "
+        f"clustering: {defaults.CLUSTERING.n_states}).",
     ),
-    random_state: int = typer.Option(0, "--random-state", help="Seed (spectral, clustering)."),
+    random_state: int = typer.Option(
+        defaults.LATENT.random_state, "--random-state", help="Seed (spectral, clustering)."
+    ),
     n_models: int = typer.Option(
         1, "--n-models", help="Noisy clustering models decoded together (clustering)."
     ),
     noise: str = typer.Option(
-        "gaussian", "--noise", help="Noise of --n-models: dropout, gaussian, multiplicative."
+        defaults.NOISE.noise,
+        "--noise",
+        help="Noise of --n-models: dropout, gaussian, multiplicative.",
     ),
     noise_scale: float = typer.Option(
-        0.3, "--noise-scale", help="Dropout probability or relative noise deviation."
+        defaults.NOISE.noise_scale,
+        "--noise-scale",
+        help="Dropout probability or relative noise deviation.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
     quiet: bool = typer.Option(
@@ -365,38 +397,23 @@ def train(
     from .errors import DataNotFoundError, GrammarError, TransformError, TreebankFormatError
     from .grammar.model import _check_replaceable
     from .progress import quiet as quiet_bars
-    from .trees.transforms import TransformSpec
 
     # Everything that can fail fails before the work starts.
     _check_limit(limit)
+    chosen = _training_recipe(ctx, recipe)
     _check_output_dir(model_dir)
     try:
         _check_replaceable(model_dir)  # a directory that is not a model is never replaced
     except GrammarError as err:
         _fail(str(err))
-    language = language or (CORPORA[corpus].lang if corpus in CORPORA else "en")
+    language = language or (
+        CORPORA[corpus].lang if corpus in CORPORA else defaults.LEXICON.language
+    )
     try:
         with quiet_bars(quiet):
             trees, scheme = _read_training_trees(corpus, split, data_dir, encoding, limit)
-            spec = TransformSpec(
-                binarization=binarization,
-                h_markov=None if h_markov < 0 else h_markov,
-                v_markov=v_markov,
-                keep_functions=functions,
-                scheme=scheme,
-                head_rules=head_rules or _default_head_rules(scheme, language),
-            )
-            fitter = _make_estimator(
-                estimator,
-                spec,
-                language,
-                rare_threshold,
-                n_states,
-                random_state,
-                n_models,
-                noise,
-                noise_scale,
-            )
+            spec = chosen.transform_spec(scheme, language, head_rules)
+            fitter = chosen.make_estimator(spec, language)
             start = time.perf_counter()
             fitter.fit(trees)
             seconds = time.perf_counter() - start
@@ -418,7 +435,9 @@ def train(
     grammar = fitter.model_.grammar
     summary = {
         "model_dir": str(model_dir),
-        "estimator": estimator,
+        "estimator": chosen.estimator,
+        "recipe": recipe,
+        "n_models": chosen.n_models,
         "trees": len(trees),
         "symbols": grammar.n_symbols,
         "binary_rules": len(grammar.binary_rules),
@@ -430,9 +449,9 @@ def train(
         _print_json(summary)
     elif not quiet:
         typer.echo(
-            f"trained {estimator} on {len(trees)} trees in {seconds:.1f} s: {grammar.n_symbols} "
-            f"symbols, {len(grammar.binary_rules)} binary and {len(grammar.unary_rules)} unary "
-            f"rules -> {model_dir}",
+            f"trained {chosen.estimator} on {len(trees)} trees in {seconds:.1f} s: "
+            f"{grammar.n_symbols} symbols, {len(grammar.binary_rules)} binary and "
+            f"{len(grammar.unary_rules)} unary rules -> {model_dir}",
             err=True,
         )
 
@@ -654,6 +673,13 @@ def test_command(
             f"F1 with function labels {scores.function_fscore:.2f}",
             err=True,
         )
+        if scores.dual is not None:
+            sentences, certificates, iterations = scores.dual
+            typer.echo(
+                f"dual decomposition: certificates for {certificates} of {sentences} "
+                f"sentences, {iterations / sentences:.1f} iterations on average",
+                err=True,
+            )
     trees = scores.parses
     if output is not None:  # after the scores are out, so a late failure loses nothing
         try:

@@ -89,7 +89,7 @@ def mbr_tree(
         gains = _all_gains(spans.marginals, float(threshold), slots)
         gains += span_scores.for_labels(slots.labels)
         return span_tree(gains, slots.labels, spans.tag_marginals, spans.tags, decoder)
-    span_scores, span_labels = _best_labels(
+    best_scores, best_labels = _best_labels(
         spans.marginals,
         float(threshold),
         slots.slot_offsets,
@@ -98,7 +98,7 @@ def mbr_tree(
         slots.label_slots,
     )
     return _bracketing(
-        span_scores, span_labels, slots.labels, spans.tag_marginals, spans.tags, decoder
+        best_scores, best_labels, slots.labels, spans.tag_marginals, spans.tags, decoder
     )
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..defaults import CLUSTERING, LATENT, LEXICON
 from ..grammar import LPCFG
 from ..progress import progress
 from ..trees.transforms import TransformSpec
@@ -83,26 +84,26 @@ class ClusteringEstimator(LatentEstimator):
     def __init__(
         self,
         *,
-        n_states: int | Mapping[str, int] = 16,
+        n_states: int | Mapping[str, int] = CLUSTERING.n_states,
         transform: TransformSpec | Mapping | None = TransformSpec(),
-        kappa: float = 5.0,
-        word_threshold: int = 5,
-        min_count_per_state: float = 5.0,
-        singular_value_threshold: float = 1e-3,
-        smoothing: float = 0.1,
-        lexical_smoothing: float = 0.1,
-        n_init: int = 1,
-        init: str = "k-means++",
-        max_iter: int = 100,
-        random_state: int | np.random.Generator | None = 0,
-        rare_threshold: int = 1,
-        signature: str = "auto",
-        language: str = "en",
-        suffix_length: int = 3,
-        open_class_threshold: int = 5,
-        smooth_threshold: int = 10,
-        word_smoothing: float = 0.1,
-        signature_smoothing: float = 1.0,
+        kappa: float = LATENT.kappa,
+        word_threshold: int = LATENT.word_threshold,
+        min_count_per_state: float = LATENT.min_count_per_state,
+        singular_value_threshold: float = LATENT.singular_value_threshold,
+        smoothing: float = CLUSTERING.smoothing,
+        lexical_smoothing: float = CLUSTERING.lexical_smoothing,
+        n_init: int = CLUSTERING.n_init,
+        init: str = CLUSTERING.init,
+        max_iter: int = CLUSTERING.max_iter,
+        random_state: int | np.random.Generator | None = LATENT.random_state,
+        rare_threshold: int = LEXICON.rare_threshold,
+        signature: str = LEXICON.signature,
+        language: str = LEXICON.language,
+        suffix_length: int = LEXICON.suffix_length,
+        open_class_threshold: int = LEXICON.open_class_threshold,
+        smooth_threshold: int = LEXICON.smooth_threshold,
+        word_smoothing: float = LEXICON.word_smoothing,
+        signature_smoothing: float = LEXICON.signature_smoothing,
     ):
         self._store_params(locals())
 

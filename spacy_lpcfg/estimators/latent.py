@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..defaults import LATENT
 from ..grammar import LPCFG
 from ..grammar.lexicon import Lexicon
 from ..grammar.model import Spectrum
@@ -77,8 +78,8 @@ def project_treebank(
     spec: TransformSpec,
     max_states: int | Mapping[str, int],
     *,
-    word_threshold: int = 5,
-    kappa: float = 5.0,
+    word_threshold: int = LATENT.word_threshold,
+    kappa: float = LATENT.kappa,
     min_count_per_state: float = 1.0,
     inside_templates: Iterable[str] = INSIDE_TEMPLATES,
     outside_templates: Iterable[str] = OUTSIDE_TEMPLATES,

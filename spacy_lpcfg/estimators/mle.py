@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..defaults import LEXICON
 from ..errors import Errors
 from ..grammar import LPCFG, SymbolTable
 from ..grammar.lexicon import Lexicon, TokenKey
@@ -239,14 +240,14 @@ class MLEEstimator(TreebankEstimator):
         self,
         *,
         transform: TransformSpec | Mapping | None = TransformSpec(),
-        rare_threshold: int = 1,
-        signature: str = "auto",
-        language: str = "en",
-        suffix_length: int = 3,
-        open_class_threshold: int = 5,
-        smooth_threshold: int = 10,
-        word_smoothing: float = 0.1,
-        signature_smoothing: float = 1.0,
+        rare_threshold: int = LEXICON.rare_threshold,
+        signature: str = LEXICON.signature,
+        language: str = LEXICON.language,
+        suffix_length: int = LEXICON.suffix_length,
+        open_class_threshold: int = LEXICON.open_class_threshold,
+        smooth_threshold: int = LEXICON.smooth_threshold,
+        word_smoothing: float = LEXICON.word_smoothing,
+        signature_smoothing: float = LEXICON.signature_smoothing,
     ):
         self._store_params(locals())
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..defaults import LATENT, NOISE
 from ..errors import Errors
 from ..grammar.model import ParsingModel
 from ..progress import progress
@@ -65,10 +66,10 @@ class NoisyEnsemble(ProjectingEstimator):
         self,
         *,
         estimator: ClusteringEstimator | None = None,
-        n_models: int = 8,
-        noise: str = "gaussian",
-        noise_scale: float = 0.3,
-        random_state: int | np.random.Generator | None = 0,
+        n_models: int = NOISE.n_models,
+        noise: str = NOISE.noise,
+        noise_scale: float = NOISE.noise_scale,
+        random_state: int | np.random.Generator | None = LATENT.random_state,
     ):
         self._store_params(locals())
 

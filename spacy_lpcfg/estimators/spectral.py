@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..defaults import LATENT, LEXICON, SPECTRAL
 from ..grammar import LPCFG
 from ..grammar.lexicon import Lexicon
 from ..progress import progress
@@ -55,22 +56,22 @@ class SpectralEstimator(LatentEstimator):
     def __init__(
         self,
         *,
-        n_states: int | Mapping[str, int] = 8,
+        n_states: int | Mapping[str, int] = SPECTRAL.n_states,
         transform: TransformSpec | Mapping | None = TransformSpec(),
-        kappa: float = 5.0,
-        word_threshold: int = 5,
-        min_count_per_state: float = 5.0,
-        singular_value_threshold: float = 1e-3,
-        lexical_smoothing: float = 1.0,
-        random_state: int | np.random.Generator | None = 0,
-        rare_threshold: int = 1,
-        signature: str = "auto",
-        language: str = "en",
-        suffix_length: int = 3,
-        open_class_threshold: int = 5,
-        smooth_threshold: int = 10,
-        word_smoothing: float = 0.1,
-        signature_smoothing: float = 1.0,
+        kappa: float = LATENT.kappa,
+        word_threshold: int = LATENT.word_threshold,
+        min_count_per_state: float = LATENT.min_count_per_state,
+        singular_value_threshold: float = LATENT.singular_value_threshold,
+        lexical_smoothing: float = SPECTRAL.lexical_smoothing,
+        random_state: int | np.random.Generator | None = LATENT.random_state,
+        rare_threshold: int = LEXICON.rare_threshold,
+        signature: str = LEXICON.signature,
+        language: str = LEXICON.language,
+        suffix_length: int = LEXICON.suffix_length,
+        open_class_threshold: int = LEXICON.open_class_threshold,
+        smooth_threshold: int = LEXICON.smooth_threshold,
+        word_smoothing: float = LEXICON.word_smoothing,
+        signature_smoothing: float = LEXICON.signature_smoothing,
     ):
         self._store_params(locals())
 

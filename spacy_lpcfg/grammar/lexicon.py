@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ..defaults import LEXICON
 from ..errors import Errors, excerpt
 from ..trees.transforms import PARENT_SEP
 from .emissions import (
@@ -101,14 +102,14 @@ class Lexicon:
     def __init__(
         self,
         *,
-        signature: str = "auto",
-        language: str = "en",
-        suffix_length: int = 3,
-        rare_threshold: int = 1,
-        open_class_threshold: int = 5,
-        smooth_threshold: int = 10,
-        word_smoothing: float = 0.1,
-        signature_smoothing: float = 1.0,
+        signature: str = LEXICON.signature,
+        language: str = LEXICON.language,
+        suffix_length: int = LEXICON.suffix_length,
+        rare_threshold: int = LEXICON.rare_threshold,
+        open_class_threshold: int = LEXICON.open_class_threshold,
+        smooth_threshold: int = LEXICON.smooth_threshold,
+        word_smoothing: float = LEXICON.word_smoothing,
+        signature_smoothing: float = LEXICON.signature_smoothing,
     ):
         for name, value in (
             ("suffix_length", suffix_length),

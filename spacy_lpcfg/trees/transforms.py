@@ -119,6 +119,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from functools import lru_cache
 
+from ..defaults import TRANSFORM
 from ..errors import Errors, TransformError
 from ..progress import progress
 from .heads import HEAD_RULES, HeadRules, get_head_rules
@@ -569,11 +570,11 @@ class TransformSpec:
         JSON only when not empty (specs without it read as before).
     """
 
-    binarization: str = "right"
-    h_markov: int | None = 1
-    v_markov: int = 2
+    binarization: str = TRANSFORM.binarization
+    h_markov: int | None = TRANSFORM.h_markov
+    v_markov: int = TRANSFORM.v_markov
     collapse_unary: bool = True
-    keep_functions: bool = True
+    keep_functions: bool = TRANSFORM.keep_functions
     annotate_preterminals: bool = False
     scheme: str = "penn"
     head_rules: str = "collins"
@@ -622,6 +623,15 @@ class TransformSpec:
                     Errors.E012.format(value=key, name="transform spec key", expected=expected)
                 )
         return cls(**settings)
+
+
+def default_head_rules(scheme: str, language: str) -> str:
+    """The head rules of a treebank when none are given: Collins' for English Penn
+    trees, the PPCHE rules for other Penn-scheme treebanks (IcePaHC), else the first
+    child (Floresta, CESS-ESP)."""
+    if scheme == "penn":
+        return "collins" if language == "en" else "ppche"
+    return "first"
 
 
 class TransformPipeline:

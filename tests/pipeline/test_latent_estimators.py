@@ -205,5 +205,5 @@ def test_latent_estimators_project_ensemble_config_is_the_recommended_recipe():
     assert (ensemble.n_models, ensemble.noise, ensemble.noise_scale) == (8, "gaussian", 0.3)
     assert isinstance(ensemble.estimator, ClusteringEstimator)
     assert ensemble.estimator.n_states == 16
-    transforms = config["components"]["lpcfg_parser"]["transforms"]
+    transforms = parser.transforms  # the config names the recipe's transforms
     assert transforms["v_markov"] == 1 and transforms["keep_functions"] is True

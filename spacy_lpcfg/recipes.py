@@ -1,0 +1,176 @@
+"""Training recipes: an estimator, its hyperparameters and the tree transforms, as code.
+
+A ``Recipe`` holds what the options of ``spacy-lpcfg train`` choose. ``Recipe()``
+is the defaults (``defaults.py``: the treebank PCFG); ``RECOMMENDED`` is the most
+accurate recipe with function labels that trains in minutes, measured on ptb_sample (BENCHMARKS.md,
+latent estimators). It is what ``train --recipe recommended`` fits, what the
+registered ``spacy_lpcfg.recommended_estimator.v1`` and
+``spacy_lpcfg.recommended_transforms.v1`` give a spaCy config, and what
+``projects/ptb_sample/configs/ensemble.cfg`` trains.
+
+A recipe's values are the ones measured, written out rather than read from
+``defaults.py``, so that a later change of those defaults does not change it (the
+hyperparameters a recipe does not hold, such as kappa, are the estimators'
+defaults). A better recipe is a new one (with ``.v2`` registered functions);
+``.v1`` keeps building this one, so that a config trains the same model again.
+
+This module is import-light (the CLI reads it at start-up): the estimators are
+imported when one is built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .defaults import ESTIMATOR, LATENT, LEXICON, NOISE, TRANSFORM
+from .errors import Errors
+
+if TYPE_CHECKING:
+    from .estimators.base import BaseEstimator
+    from .trees.transforms import TransformSpec
+
+ESTIMATORS = ("mle", "spectral", "clustering")
+TRANSFORM_SETTINGS = ("binarization", "h_markov", "v_markov", "keep_functions")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How to train a model: the estimator, the hyperparameters the CLI exposes, the
+    transforms. Unset values are the defaults of ``defaults.py``.
+
+    estimator (str): "mle", "spectral" or "clustering".
+    n_states (int | None): latent states per symbol; None: the estimator's default.
+    n_models (int): 1: one model; more: a noisy ensemble of that many clustering
+        models, decoded together.
+    noise (str): the ensemble's noise: "dropout", "gaussian" or "multiplicative".
+    noise_scale (float): dropout probability, or relative deviation of the noise.
+    random_state (int | None): seed of the latent estimators and the noise.
+    rare_threshold (int): words seen at most this often feed unknown-word classes.
+    binarization (str), h_markov (int | None), v_markov (int), keep_functions (bool):
+        the transforms (``TransformSpec``; h_markov None keeps every sibling).
+    RAISES ValueError: an unknown estimator, or n_models > 1 without clustering.
+    """
+
+    estimator: str = ESTIMATOR
+    n_states: int | None = None
+    n_models: int = 1
+    noise: str = NOISE.noise
+    noise_scale: float = NOISE.noise_scale
+    random_state: int | None = LATENT.random_state
+    rare_threshold: int = LEXICON.rare_threshold
+    binarization: str = TRANSFORM.binarization
+    h_markov: int | None = TRANSFORM.h_markov
+    v_markov: int = TRANSFORM.v_markov
+    keep_functions: bool = TRANSFORM.keep_functions
+
+    def __post_init__(self):
+        if self.estimator not in ESTIMATORS:
+            expected = "one of " + ", ".join(ESTIMATORS)
+            raise ValueError(
+                Errors.E012.format(value=self.estimator, name="estimator", expected=expected)
+            )
+        if (
+            not isinstance(self.n_models, int)
+            or isinstance(self.n_models, bool)
+            or self.n_models < 1
+        ):
+            raise ValueError(
+                Errors.E012.format(value=self.n_models, name="n_models", expected="an int >= 1")
+            )
+        if self.n_models > 1 and self.estimator != "clustering":
+            expected = "1, unless the estimator is clustering (noisy clustering models)"
+            raise ValueError(
+                Errors.E012.format(value=self.n_models, name="n_models", expected=expected)
+            )
+
+    def transforms(self) -> dict[str, Any]:
+        """The component's ``transforms`` setting: the recipe's TransformSpec settings,
+        with ``head_rules`` None (chosen for the training data's label scheme)."""
+        return {**{name: getattr(self, name) for name in TRANSFORM_SETTINGS}, "head_rules": None}
+
+    def transform_spec(
+        self, scheme: str = "penn", language: str = LEXICON.language, head_rules: str | None = None
+    ) -> TransformSpec:
+        """The recipe's transforms for a treebank of ``scheme`` and ``language``.
+
+        head_rules (str | None): None: ``transforms.default_head_rules``.
+        RAISES ValueError: an invalid transform setting.
+        """
+        from .trees.transforms import TransformSpec, default_head_rules
+
+        return TransformSpec(
+            **{name: getattr(self, name) for name in TRANSFORM_SETTINGS},
+            scheme=scheme,
+            head_rules=head_rules or default_head_rules(scheme, language),
+        )
+
+    def make_estimator(
+        self, transform: TransformSpec | None = None, language: str = LEXICON.language
+    ) -> BaseEstimator:
+        """The unfitted estimator of the recipe.
+
+        transform (TransformSpec | None): the transforms; None: ``transform_spec()``
+            (Penn trees; the spaCy component sets its own).
+        language (str): the training data's language (unknown-word signatures).
+        RETURNS (BaseEstimator): an MLE, spectral or clustering estimator, or a
+            NoisyEnsemble of clustering estimators.
+        """
+        from .estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
+        from .estimators.noise import NoisyEnsemble
+
+        common: dict[str, Any] = {
+            "transform": transform if transform is not None else self.transform_spec(),
+            "language": language,
+            "rare_threshold": self.rare_threshold,
+        }
+        if self.estimator == "mle":
+            return MLEEstimator(**common)
+        latent = {**common, "random_state": self.random_state}
+        if self.n_states is not None:
+            latent["n_states"] = self.n_states
+        if self.estimator == "spectral":
+            return SpectralEstimator(**latent)
+        member = ClusteringEstimator(**latent)
+        if self.n_models == 1:
+            return member
+        return NoisyEnsemble(
+            estimator=member,
+            n_models=self.n_models,
+            noise=self.noise,
+            noise_scale=self.noise_scale,
+            random_state=self.random_state,
+        )
+
+
+RECOMMENDED = Recipe(
+    estimator="clustering",
+    n_states=16,
+    n_models=8,
+    noise="gaussian",
+    noise_scale=0.3,
+    random_state=0,
+    rare_threshold=1,
+    binarization="right",
+    h_markov=1,
+    v_markov=1,
+    keep_functions=True,
+)
+"""8 noisy clustering L-PCFGs (Narayan & Cohen 2015: k-means latent states, m = 16,
+gaussian noise 0.3 on the projections of one SVD) decoded together (decoder auto:
+product_mbr), right binarisation, h = 1, no parent annotation (v = 1), function
+tags kept (the parses carry NP-SBJ). Chosen on ptb_sample dev (87.40 F1; 16 members
+87.31, v = 2 86.21); ptb_sample test: 84.85 F1, 80.72 with function labels, 19 s to
+fit, 6.5 sentences/s. With ``keep_functions=False``: 86.50 test F1 (88.22 dev), no
+function labels (the Berkeley parser: 85.3)."""
+
+RECIPES: dict[str, Recipe] = {"recommended": RECOMMENDED}
+"""Recipes by the name ``train --recipe`` takes."""
+
+
+def get_recipe(name: str) -> Recipe:
+    """The recipe called ``name``. RAISES ValueError: no such recipe."""
+    if name not in RECIPES:
+        expected = "one of " + ", ".join(RECIPES)
+        raise ValueError(Errors.E012.format(value=name, name="recipe", expected=expected))
+    return RECIPES[name]
