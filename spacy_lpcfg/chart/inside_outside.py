@@ -11,7 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..grammar import LPCFG, LexicalScores
-from .inputs import Mask, binary_parents, chart_index, lexical_arrays, mask_arrays
+from .inputs import (
+    Mask,
+    binary_parents,
+    chart_index,
+    lexical_arrays,
+    mask_arrays,
+    sparse_blocks,
+)
 from .latent_kernels import latent_inside, latent_outside
 from .one_state_kernels import one_state_inside, one_state_outside
 from .scaled import EMPTY
@@ -100,11 +107,19 @@ def inside_outside(
     if grammar.max_states == 1:
         return _one_state_chart(grammar, n, lex, masks, rule_posteriors)
     has_mask, mask_array, columns, _, _ = masks
+    blocks = sparse_blocks(grammar)
+    sparse = (
+        blocks.sparse,
+        blocks.offsets,
+        blocks.parent_states,
+        blocks.child_states,
+        blocks.weights,
+    )
     (table, cell_first, cell_count, symbols, starts, ends, offsets, exponents,
      values) = latent_inside(
         n, grammar.n_states, grammar.max_states,
         grammar.binary_rules, grammar.binary_offsets, grammar.binary_weights,
-        grammar.binary_parent_offsets, binary_parents(grammar),
+        grammar.binary_parent_offsets, binary_parents(grammar), *sparse,
         grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
         *lex, has_mask, mask_array, columns,
@@ -116,7 +131,7 @@ def inside_outside(
     outside = latent_outside(
         n, grammar.root, grammar.n_states, grammar.max_states,
         grammar.binary_rules, grammar.binary_offsets, grammar.binary_weights,
-        grammar.binary_parent_offsets,
+        grammar.binary_parent_offsets, *sparse,
         grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
         table, cell_first, cell_count, symbols, offsets, exponents, values,

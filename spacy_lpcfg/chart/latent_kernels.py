@@ -29,13 +29,15 @@ NO_ITEM = -1
 def latent_inside(
     n, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent, binary_parents,
+    sparse, sparse_offsets, sparse_parent_states, sparse_child_states, sparse_weights,
     unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
     lex_positions, lex_tags, lex_offsets, lex_values,
     has_mask, mask, columns,
 ):  # fmt: skip
     """Inside pass. Binary rules use the split-accumulation trick: per (cell, rule),
     sum the outer products inside_b ⊗ inside_c over split points (rescaled to a
-    common exponent), then contract once with the (m_a, m_b, m_c) tensor.
+    common exponent), then contract once with the (m_a, m_b, m_c) tensor: densely,
+    or over its non-zero cells for the rules ``inputs.SparseBlocks`` marks sparse.
 
     RETURNS (table int32 (n+1, n+1, S), cell_first int64 (n+1, n+1), cell_count int64
         (n+1, n+1), item_symbols int32[N], item_starts int32[N], item_ends int32[N],
@@ -139,15 +141,23 @@ def latent_inside(
                                 for h3 in range(size_c):
                                     outer[h2 * size_c + h3] += x * values[base_c + h3]
                         # Contract with the tensor: one dot product of length m_b * m_c per
-                        # parent state.
-                        base = binary_offsets[r]
-                        size_bc = size_b * size_c
-                        for h1 in range(size_a):
-                            total = 0.0
-                            row = base + h1 * size_bc
-                            for h23 in range(size_bc):
-                                total += binary_weights[row + h23] * outer[h23]
-                            contracted[h1] = total
+                        # parent state, or one product per non-zero cell.
+                        if sparse[r]:
+                            for h1 in range(size_a):
+                                contracted[h1] = 0.0
+                            for cell in range(sparse_offsets[r], sparse_offsets[r + 1]):
+                                contracted[sparse_parent_states[cell]] += (
+                                    sparse_weights[cell] * outer[sparse_child_states[cell]]
+                                )
+                        else:
+                            base = binary_offsets[r]
+                            size_bc = size_b * size_c
+                            for h1 in range(size_a):
+                                total = 0.0
+                                row = base + h1 * size_bc
+                                for h23 in range(size_bc):
+                                    total += binary_weights[row + h23] * outer[h23]
+                                contracted[h1] = total
                         shift = normalise(contracted, size_a)
                         if shift != EMPTY:
                             cell_exponents[a] = accumulate(
@@ -236,6 +246,7 @@ def latent_inside(
 def latent_outside(
     n, root, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent,
+    sparse, sparse_offsets, sparse_parent_states, sparse_child_states, sparse_weights,
     unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
     table, cell_first, cell_count, item_symbols, item_offsets, inside_exponents, inside_values,
     z_mantissa, z_exponent, with_rules,
@@ -369,11 +380,18 @@ def latent_outside(
                     base = binary_offsets[r]
                     for h23 in range(size_b * size_c):
                         projected[h23] = 0.0
-                    for h1 in range(size_a):
-                        x = out_values[base_a + h1]
-                        row = base + h1 * size_b * size_c
-                        for h23 in range(size_b * size_c):
-                            projected[h23] += x * binary_weights[row + h23]
+                    if sparse[r]:
+                        for cell in range(sparse_offsets[r], sparse_offsets[r + 1]):
+                            projected[sparse_child_states[cell]] += (
+                                out_values[base_a + sparse_parent_states[cell]]
+                                * sparse_weights[cell]
+                            )
+                    else:
+                        for h1 in range(size_a):
+                            x = out_values[base_a + h1]
+                            row = base + h1 * size_b * size_c
+                            for h23 in range(size_b * size_c):
+                                projected[h23] += x * binary_weights[row + h23]
                     shift_v = normalise(projected, size_b * size_c)
                     if shift_v == EMPTY:
                         continue

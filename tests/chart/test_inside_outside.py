@@ -211,3 +211,37 @@ def test_inside_outside_long_sentence_is_scaled():
     preterminals = grammar.symbols.ids("preterminal")
     tag_mass = marginals[np.arange(150), np.arange(1, 151)][:, preterminals].sum(axis=1)
     assert np.allclose(tag_mass, 1.0)  # each word has exactly one preterminal
+
+
+def _sparsified(grammar: LPCFG, seed: int, keep: float) -> LPCFG:
+    """The grammar with most binary weights set to zero (clustering grammars are ~98%
+    zero), so that its blocks take the kernels' sparse path."""
+    rng = np.random.default_rng(seed)
+    weights = grammar.binary_weights * (rng.random(grammar.binary_weights.shape) < keep)
+    arrays = {
+        name: getattr(grammar, name)
+        for kind in ("binary", "unary", "lexical")
+        for name in (f"{kind}_rules", f"{kind}_offsets", f"{kind}_weights")
+    }
+    arrays["binary_weights"] = weights
+    return LPCFG(grammar.symbols, grammar.n_states, words=grammar.words, **arrays)
+
+
+@pytest.mark.parametrize("seed,n", [c for c in CASES if c[1] >= 2])
+def test_inside_outside_sparse_blocks_match_enumeration(seed, n):
+    from spacy_lpcfg.chart.inputs import sparse_blocks
+
+    base, lexical = _case(seed, n, max_states=4)
+    grammar = _sparsified(base, seed, keep=0.2)
+    blocks = sparse_blocks(grammar)
+    assert blocks.sparse.any()  # guards the test: the sparse path runs
+    derivations = enumerate_derivations(grammar, lexical)
+    result = inside_outside(grammar, lexical)
+    if not derivations or sum(d.total[0] for d in derivations) == 0.0:  # every weight zero
+        assert not result.has_parse
+        return
+    z, items, rules = oracle_posteriors(derivations)
+    assert np.isclose(result.z_sign * np.exp(result.log_abs_z), z)
+    found_items, found_rules = chart_dicts(result)
+    assert_dicts_close(found_items, items)
+    assert_dicts_close(found_rules, rules)
