@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 
@@ -272,7 +273,79 @@ def test_lpcfg_disk_roundtrip_is_identical(grammar, tmp_path):
     with np.load(tmp_path / "model" / "grammar.npz", allow_pickle=False) as npz:
         assert np.array_equal(npz["binary_weights"], grammar.binary_weights)
     header = json.loads((tmp_path / "model" / "grammar.json").read_text())
-    assert header["format_version"] == FORMAT_VERSION and header["counts"]["binary_rules"] == 3
+    # dense weights: format version 1, readable by releases before sparse storage
+    assert header["format_version"] == 1 and header["counts"]["binary_rules"] == 3
+
+
+def _mostly_zero(grammar: LPCFG, seed: int = 0) -> LPCFG:
+    """The grammar with 90% of its binary and unary weights zero."""
+    rng = np.random.default_rng(seed)
+    arrays = {
+        name: getattr(grammar, name)
+        for kind in ("binary", "unary", "lexical")
+        for name in (f"{kind}_rules", f"{kind}_offsets", f"{kind}_weights")
+    }
+    for name in ("binary_weights", "unary_weights"):
+        weights = arrays[name].copy()
+        weights[rng.random(len(weights)) < 0.9] = 0.0
+        weights[0] = 1.0
+        arrays[name] = weights
+    return LPCFG(grammar.symbols, grammar.n_states, words=grammar.words, **arrays)
+
+
+def test_lpcfg_mostly_zero_weights_are_stored_sparse(tmp_path):
+    from chart.brute_force import random_grammar
+
+    grammar = _mostly_zero(random_grammar(3, max_states=6, density=0.8))
+    dense_bytes = len(random_grammar(3, max_states=6, density=0.8).to_bytes())
+    data = grammar.to_bytes()
+    assert LPCFG.from_bytes(data) == grammar
+    assert len(data) < dense_bytes
+    grammar.to_disk(tmp_path / "model")
+    header = json.loads((tmp_path / "model" / "grammar.json").read_text())
+    assert header["format_version"] == FORMAT_VERSION == 2
+    entry = header["arrays"]["binary_weights"]
+    assert entry["length"] == len(grammar.binary_weights) > entry["shape"][0]
+    assert LPCFG.from_disk(tmp_path / "model") == grammar
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (lambda header, arrays: header["arrays"]["binary_weights"].update(length=-1), "length"),
+        (
+            lambda header, arrays: header["arrays"]["binary_weights"].update(length=1 << 40),
+            "length",
+        ),
+        (
+            lambda header, arrays: header["arrays"]["binary_weights"].update(
+                length=header["arrays"]["binary_weights"]["length"] + 1
+            ),
+            "offsets end",
+        ),
+        (
+            lambda header, arrays: arrays["binary_weights_positions"].__setitem__(0, 10**9),
+            "increase",
+        ),
+        (lambda header, arrays: arrays["binary_weights_positions"].__setitem__(1, 0), "increase"),
+    ],
+)
+def test_lpcfg_bad_sparse_weights_are_refused(change, message):
+    from chart.brute_force import random_grammar
+
+    grammar = _mostly_zero(random_grammar(3, max_states=6, density=0.8))
+    members = unpack_zip(grammar.to_bytes(), "test")
+    header = json.loads(members["grammar.json"])
+    arrays = {}
+    with np.load(io.BytesIO(members["grammar.npz"]), allow_pickle=False) as npz:
+        arrays = {name: npz[name].copy() for name in npz.files}
+    change(header, arrays)
+    members["grammar.json"] = json.dumps(header).encode()
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    members["grammar.npz"] = buffer.getvalue()
+    with pytest.raises(GrammarError, match=message):
+        LPCFG.from_bytes(pack_zip(members))
 
 
 def _with_member(data: bytes, name: str, content: bytes | None) -> bytes:
