@@ -154,6 +154,7 @@ class SparseBlocks:
         (none for dense rules).
     parent_states (np.ndarray): int32[K], h1 of each cell.
     child_states (np.ndarray): int32[K], h2 * m_c + h3 of each cell.
+    left_states, right_states (np.ndarray): int32[K], h2 and h3 of each cell.
     weights (np.ndarray): float64[K].
     """
 
@@ -161,7 +162,21 @@ class SparseBlocks:
     offsets: np.ndarray
     parent_states: np.ndarray
     child_states: np.ndarray
+    left_states: np.ndarray
+    right_states: np.ndarray
     weights: np.ndarray
+
+    def kernel_arguments(self) -> tuple:
+        """The arrays in the order the latent kernels take them."""
+        return (
+            self.sparse,
+            self.offsets,
+            self.parent_states,
+            self.child_states,
+            self.left_states,
+            self.right_states,
+            self.weights,
+        )
 
 
 @per_grammar
@@ -178,13 +193,17 @@ def sparse_blocks(grammar: LPCFG) -> SparseBlocks:
     local = cells - offsets[rule_of[cells]]
     child_sizes = (grammar.n_states[rules[:, 1]] * grammar.n_states[rules[:, 2]]).astype(np.int64)
     block = child_sizes[rule_of[cells]]
+    right_sizes = grammar.n_states[rules[rule_of[cells], 2]].astype(np.int64)
     kept = np.zeros(len(rules) + 1, dtype=np.int64)
     np.cumsum(np.bincount(rule_of[cells], minlength=len(rules)), out=kept[1:])
+    child = local % block
     return SparseBlocks(
         sparse=sparse,
         offsets=kept,
         parent_states=(local // block).astype(np.int32),
-        child_states=(local % block).astype(np.int32),
+        child_states=child.astype(np.int32),
+        left_states=(child // right_sizes).astype(np.int32),
+        right_states=(child % right_sizes).astype(np.int32),
         weights=grammar.binary_weights[cells].astype(np.float64),
     )
 

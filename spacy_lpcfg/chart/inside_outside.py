@@ -108,13 +108,7 @@ def inside_outside(
         return _one_state_chart(grammar, n, lex, masks, rule_posteriors)
     has_mask, mask_array, columns, _, _ = masks
     blocks = sparse_blocks(grammar)
-    sparse = (
-        blocks.sparse,
-        blocks.offsets,
-        blocks.parent_states,
-        blocks.child_states,
-        blocks.weights,
-    )
+    sparse = blocks.kernel_arguments()
     (table, cell_first, cell_count, symbols, starts, ends, offsets, exponents,
      values) = latent_inside(
         n, grammar.n_states, grammar.max_states,

@@ -29,7 +29,8 @@ NO_ITEM = -1
 def latent_inside(
     n, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent, binary_parents,
-    sparse, sparse_offsets, sparse_parent_states, sparse_child_states, sparse_weights,
+    sparse, sparse_offsets, sparse_parent_states, sparse_child_states,
+    sparse_left_states, sparse_right_states, sparse_weights,
     unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
     lex_positions, lex_tags, lex_offsets, lex_values,
     has_mask, mask, columns,
@@ -38,6 +39,8 @@ def latent_inside(
     sum the outer products inside_b ⊗ inside_c over split points (rescaled to a
     common exponent), then contract once with the (m_a, m_b, m_c) tensor: densely,
     or over its non-zero cells for the rules ``inputs.SparseBlocks`` marks sparse.
+    A rule with fewer non-zero cells than half its m_b * m_c child pairs skips the
+    outer products: each split adds its cells' products directly.
 
     RETURNS (table int32 (n+1, n+1, S), cell_first int64 (n+1, n+1), cell_count int64
         (n+1, n+1), item_symbols int32[N], item_starts int32[N], item_ends int32[N],
@@ -120,7 +123,14 @@ def latent_inside(
                             continue
                         size_b = n_states[b]
                         size_c = n_states[c]
-                        outer[: size_b * size_c] = 0.0
+                        first_cell = sparse_offsets[r]
+                        last_cell = sparse_offsets[r + 1]
+                        direct = sparse[r] and 2 * (last_cell - first_cell) < size_b * size_c
+                        if direct:
+                            for h1 in range(size_a):
+                                contracted[h1] = 0.0
+                        else:
+                            outer[: size_b * size_c] = 0.0
                         for k in range(i + 1, j):
                             left = table[i, k, b]
                             right = table[k, j, c]
@@ -136,16 +146,28 @@ def latent_inside(
                                 continue
                             base_b = item_offsets[left]
                             base_c = item_offsets[right]
+                            if direct:
+                                for cell in range(first_cell, last_cell):
+                                    contracted[sparse_parent_states[cell]] += (
+                                        sparse_weights[cell]
+                                        * factor
+                                        * values[base_b + sparse_left_states[cell]]
+                                        * values[base_c + sparse_right_states[cell]]
+                                    )
+                                continue
                             for h2 in range(size_b):
                                 x = values[base_b + h2] * factor
                                 for h3 in range(size_c):
                                     outer[h2 * size_c + h3] += x * values[base_c + h3]
                         # Contract with the tensor: one dot product of length m_b * m_c per
-                        # parent state, or one product per non-zero cell.
-                        if sparse[r]:
+                        # parent state, or one product per non-zero cell (done above when
+                        # direct).
+                        if direct:
+                            pass
+                        elif sparse[r]:
                             for h1 in range(size_a):
                                 contracted[h1] = 0.0
-                            for cell in range(sparse_offsets[r], sparse_offsets[r + 1]):
+                            for cell in range(first_cell, last_cell):
                                 contracted[sparse_parent_states[cell]] += (
                                     sparse_weights[cell] * outer[sparse_child_states[cell]]
                                 )
@@ -246,7 +268,8 @@ def latent_inside(
 def latent_outside(
     n, root, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent,
-    sparse, sparse_offsets, sparse_parent_states, sparse_child_states, sparse_weights,
+    sparse, sparse_offsets, sparse_parent_states, sparse_child_states,
+    sparse_left_states, sparse_right_states, sparse_weights,
     unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
     table, cell_first, cell_count, item_symbols, item_offsets, inside_exponents, inside_values,
     z_mantissa, z_exponent, with_rules,
@@ -270,6 +293,10 @@ def latent_outside(
     out_values[item_offsets[top_item]] = 1.0
     out_exponents[top_item] = 0
     projected = np.empty(max_states * max_states)
+    most_cells = 0
+    for r in range(sparse_offsets.shape[0] - 1):
+        most_cells = max(most_cells, sparse_offsets[r + 1] - sparse_offsets[r])
+    cell_values = np.empty(most_cells)  # out_a[h1] * T[h1, h2, h3] per non-zero cell
     left_vector = np.empty(max_states)
     right_vector = np.empty(max_states)
     capacity = 1024 if with_rules else 0
@@ -378,21 +405,32 @@ def latent_outside(
                     size_b = n_states[b]
                     size_c = n_states[c]
                     base = binary_offsets[r]
-                    for h23 in range(size_b * size_c):
-                        projected[h23] = 0.0
-                    if sparse[r]:
-                        for cell in range(sparse_offsets[r], sparse_offsets[r + 1]):
-                            projected[sparse_child_states[cell]] += (
-                                out_values[base_a + sparse_parent_states[cell]]
-                                * sparse_weights[cell]
+                    first_cell = sparse_offsets[r]
+                    n_cells = sparse_offsets[r + 1] - first_cell
+                    direct = sparse[r] and 2 * n_cells < size_b * size_c
+                    if direct:  # V stays as its non-zero cells
+                        for cell in range(n_cells):
+                            cell_values[cell] = (
+                                out_values[base_a + sparse_parent_states[first_cell + cell]]
+                                * sparse_weights[first_cell + cell]
                             )
+                        shift_v = normalise(cell_values, n_cells)
                     else:
-                        for h1 in range(size_a):
-                            x = out_values[base_a + h1]
-                            row = base + h1 * size_b * size_c
-                            for h23 in range(size_b * size_c):
-                                projected[h23] += x * binary_weights[row + h23]
-                    shift_v = normalise(projected, size_b * size_c)
+                        for h23 in range(size_b * size_c):
+                            projected[h23] = 0.0
+                        if sparse[r]:
+                            for cell in range(first_cell, first_cell + n_cells):
+                                projected[sparse_child_states[cell]] += (
+                                    out_values[base_a + sparse_parent_states[cell]]
+                                    * sparse_weights[cell]
+                                )
+                        else:
+                            for h1 in range(size_a):
+                                x = out_values[base_a + h1]
+                                row = base + h1 * size_b * size_c
+                                for h23 in range(size_b * size_c):
+                                    projected[h23] += x * binary_weights[row + h23]
+                        shift_v = normalise(projected, size_b * size_c)
                     if shift_v == EMPTY:
                         continue
                     exponent_v = out_exponents[parent] + shift_v
@@ -406,13 +444,24 @@ def latent_outside(
                         base_b = item_offsets[left]
                         base_c = item_offsets[right]
                         if exponent_c != EMPTY:
-                            for h2 in range(size_b):
-                                total = 0.0
-                                for h3 in range(size_c):
-                                    total += (
-                                        projected[h2 * size_c + h3] * inside_values[base_c + h3]
+                            if direct:
+                                for h2 in range(size_b):
+                                    left_vector[h2] = 0.0
+                                for cell in range(n_cells):
+                                    left_vector[sparse_left_states[first_cell + cell]] += (
+                                        cell_values[cell]
+                                        * inside_values[
+                                            base_c + sparse_right_states[first_cell + cell]
+                                        ]
                                     )
-                                left_vector[h2] = total
+                            else:
+                                for h2 in range(size_b):
+                                    total = 0.0
+                                    for h3 in range(size_c):
+                                        total += (
+                                            projected[h2 * size_c + h3] * inside_values[base_c + h3]
+                                        )
+                                    left_vector[h2] = total
                             shift = normalise(left_vector, size_b)
                             if shift != EMPTY:
                                 exponent = exponent_v + exponent_c + shift
@@ -442,10 +491,19 @@ def latent_outside(
                         if exponent_b != EMPTY:
                             for h3 in range(size_c):
                                 right_vector[h3] = 0.0
-                            for h2 in range(size_b):
-                                x = inside_values[base_b + h2]
-                                for h3 in range(size_c):
-                                    right_vector[h3] += x * projected[h2 * size_c + h3]
+                            if direct:
+                                for cell in range(n_cells):
+                                    right_vector[sparse_right_states[first_cell + cell]] += (
+                                        cell_values[cell]
+                                        * inside_values[
+                                            base_b + sparse_left_states[first_cell + cell]
+                                        ]
+                                    )
+                            else:
+                                for h2 in range(size_b):
+                                    x = inside_values[base_b + h2]
+                                    for h3 in range(size_c):
+                                        right_vector[h3] += x * projected[h2 * size_c + h3]
                             shift = normalise(right_vector, size_c)
                             if shift != EMPTY:
                                 out_exponents[right] = accumulate(
