@@ -585,6 +585,9 @@ def parse(
     decoder: str = PARSER_OPTIONS["decoder"],
     threshold: float = PARSER_OPTIONS["threshold"],
     max_length: int = PARSER_OPTIONS["max_length"],
+    n_process: int = typer.Option(
+        1, "--n-process", help="Parse in this many processes (output in input order)."
+    ),
 ) -> None:
     """Parse tokenised sentences (one per line) and print one Penn-bracketed tree per line.
 
@@ -602,7 +605,13 @@ def parse(
         check_encoding(encoding)
     except ValueError as err:
         _fail(str(err))
+    if n_process < 1:
+        _fail(f"--n-process must be at least 1, not {n_process}", 2)
     parser = _load_parser(model_dir, decoder, threshold, max_length)
+    if n_process > 1:
+        options = {"decoder": decoder, "prune_threshold": threshold, "max_length": max_length}
+        _parse_in_processes(model_dir, input_file, encoding, tagged, n_process, options)
+        return
     stream = input_file.open("rb") if input_file else sys.stdin.buffer
     try:
         with _unknown_tags_at_end(parser):  # tags the grammar lacks: one warning, at the end
@@ -621,6 +630,49 @@ def parse(
     finally:
         if input_file is not None:
             stream.close()
+
+
+def _parse_in_processes(
+    model_dir: Path,
+    input_file: Path | None,
+    encoding: str,
+    tagged: bool,
+    n_process: int,
+    options: dict,
+) -> None:
+    """``parse --n-process``: the lines parsed by worker processes, printed in order; a
+    malformed line stops the input there (the lines before it are still printed)."""
+    from .decode.processes import parse_in_processes
+    from .errors import TreebankFormatError
+    from .trees.formats.text import iter_lines
+
+    name = str(input_file) if input_file else "stdin"
+    stream = input_file.open("rb") if input_file else sys.stdin.buffer
+    problems: list[str] = []
+
+    def sentences():
+        try:
+            for number, line in enumerate(iter_lines(stream, encoding, name), 1):
+                if not line.strip():
+                    yield None
+                    continue
+                try:
+                    yield _split_tokens(line, tagged)
+                except ValueError as err:
+                    problems.append(f"{name}, line {number}, {err}")
+                    return
+        except (OSError, TreebankFormatError) as err:
+            problems.append(str(err))
+
+    try:
+        for tree in parse_in_processes(model_dir, sentences(), n_process, options):
+            sys.stdout.write(tree + "\n")
+        sys.stdout.flush()
+    finally:
+        if input_file is not None:
+            stream.close()
+    if problems:
+        _fail(problems[0])
 
 
 @app.command("test")

@@ -339,3 +339,20 @@ def test_cli_plot_spectrum_errors(tmp_path):
     (broken / "cfg.json").write_text("{not json")
     corrupt = _invoke("plot", "spectrum", broken)
     assert corrupt.exit_code == 1 and "cfg.json" in corrupt.stderr
+
+
+def test_parse_in_processes_prints_what_one_process_prints(mle_model_dir, tmp_path):
+    """--n-process 2: the same trees in the same order (blank lines kept), and a
+    malformed --tagged line stops the output after the lines before it."""
+    lines = ["The cat sat .", "", "Pierre Vinken will join the board ."] * 20
+    path = tmp_path / "input.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    serial = _invoke("parse", mle_model_dir, path)
+    parallel = _invoke("parse", mle_model_dir, path, "--n-process", "2")
+    assert serial.exit_code == parallel.exit_code == 0, parallel.output
+    assert parallel.stdout == serial.stdout and parallel.stdout.count("\n") == len(lines)
+    path.write_text("a/DT cat/NN\nthe/DT\nbad\nnever/RB\n", encoding="utf-8")
+    broken = _invoke("parse", mle_model_dir, path, "--tagged", "--n-process", "2")
+    assert broken.exit_code == 1
+    assert broken.stdout.count("\n") == 2 and "line 3, column 1" in broken.stderr
+    assert _invoke("parse", mle_model_dir, path, "--n-process", "0").exit_code == 2

@@ -1,0 +1,66 @@
+"""Parsing in several processes: one parser per worker, sentences in order.
+
+Each worker (``spawn``: no state shared with the caller) loads the model once
+and parses batches of sentences; results come back in input order, so a stream
+of sentences can be printed as it is parsed. Worth it for many sentences:
+loading a model and compiling (from the numba cache) takes a second or two per
+worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+BATCH_SIZE = 32  # sentences per task: large enough to hide the transfer, small for order
+
+# A sentence: (words, tags or None); None for a line without words (printed empty).
+Sentence = tuple[Sequence[str], Sequence[str | None] | None] | None
+
+_PARSER: Any = None  # the worker's parser (set by _load)
+
+
+def parse_in_processes(
+    model_dir: str | Path,
+    sentences: Iterable[Sentence],
+    n_process: int,
+    parser_options: dict[str, Any],
+    *,
+    batch_size: int = BATCH_SIZE,
+) -> Iterator[str]:
+    """The bracketed tree of each sentence (``""`` for None), in order.
+
+    model_dir (str | Path): the model directory each worker loads.
+    sentences (Iterable[Sentence]): read lazily, as workers become free.
+    n_process (int): the number of worker processes (>= 2).
+    parser_options (dict): keyword arguments of ``Parser``.
+    """
+    context = multiprocessing.get_context("spawn")
+    batches = _batches(iter(sentences), batch_size)
+    with context.Pool(
+        n_process, initializer=_load, initargs=(str(model_dir), parser_options)
+    ) as pool:
+        for trees in pool.imap(_parse_batch, batches):
+            yield from trees
+
+
+def _batches(sentences: Iterator[Sentence], size: int) -> Iterator[list[Sentence]]:
+    while batch := list(islice(sentences, size)):
+        yield batch
+
+
+def _load(model_dir: str, parser_options: dict[str, Any]) -> None:
+    global _PARSER
+    from ..grammar.model import ParsingModel
+    from .parser import Parser
+
+    _PARSER = Parser(ParsingModel.from_disk(model_dir), **parser_options)
+
+
+def _parse_batch(batch: list[Sentence]) -> list[str]:
+    return [
+        "" if sentence is None else _PARSER.parse(*sentence).tree.pformat() for sentence in batch
+    ]
