@@ -56,11 +56,10 @@ def main() -> None:
             "--n-process",
             str(n_process),
         ]
-        rows.append(("parse", n_process, _median(args.runs, lambda: _run(command))))
+        rows.append(("parse", n_process, _median(args.runs, lambda c=command: _run(c))))
     for n_process in (1, 2):
-        rows.append(
-            ("nlp.pipe", n_process, _median(args.runs, lambda: _pipe(model, sentences, n_process)))
-        )
+        seconds = _median(args.runs, lambda n=n_process: _pipe(model, sentences, n))
+        rows.append(("nlp.pipe", n_process, seconds))
     body = report(rows, args, len(sentences), model)
     print(body)
     if not args.no_write:
