@@ -261,6 +261,8 @@ def _training_recipe(ctx: typer.Context, name: str | None):
     if "h_markov" in given and given["h_markov"] < 0:
         given["h_markov"] = None  # infinite
     try:
+        if name is None and given.get("estimator") == "split_merge":
+            name = "split_merge"  # its own transforms (X-bar), unless options say otherwise
         base = get_recipe(name) if name is not None else Recipe()
         if (
             given.get("n_models", base.n_models) > 1
@@ -367,6 +369,12 @@ def train(
     ),
     random_state: int = typer.Option(
         defaults.LATENT.random_state, "--random-state", help="Seed (spectral, clustering)."
+    ),
+    n_cycles: int | None = typer.Option(
+        None,
+        "--n-cycles",
+        help=f"Split-merge cycles (split_merge: {defaults.SPLIT_MERGE.n_cycles}).",
+        show_default=False,
     ),
     n_models: int = typer.Option(
         1, "--n-models", help="Noisy clustering models decoded together (clustering)."

@@ -23,14 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .defaults import ESTIMATOR, LATENT, LEXICON, NOISE, TRANSFORM
+from .defaults import ESTIMATOR, LATENT, LEXICON, NOISE, SPLIT_MERGE, TRANSFORM
 from .errors import Errors
 
 if TYPE_CHECKING:
     from .estimators.base import BaseEstimator
     from .trees.transforms import TransformSpec
 
-ESTIMATORS = ("mle", "spectral", "clustering")
+ESTIMATORS = ("mle", "spectral", "clustering", "split_merge")
 TRANSFORM_SETTINGS = ("binarization", "h_markov", "v_markov", "keep_functions")
 
 
@@ -39,8 +39,10 @@ class Recipe:
     """How to train a model: the estimator, the hyperparameters the CLI exposes, the
     transforms. Unset values are the defaults of ``defaults.py``.
 
-    estimator (str): "mle", "spectral" or "clustering".
+    estimator (str): "mle", "spectral", "clustering" or "split_merge".
     n_states (int | None): latent states per symbol; None: the estimator's default.
+        (split_merge: the data decides; see n_cycles.)
+    n_cycles (int | None): split-merge cycles; None: the estimator's default.
     n_models (int): 1: one model; more: a noisy ensemble of that many clustering
         models, decoded together.
     noise (str): the ensemble's noise: "dropout", "gaussian" or "multiplicative".
@@ -54,6 +56,7 @@ class Recipe:
 
     estimator: str = ESTIMATOR
     n_states: int | None = None
+    n_cycles: int | None = None
     n_models: int = 1
     noise: str = NOISE.noise
     noise_scale: float = NOISE.noise_scale
@@ -116,7 +119,12 @@ class Recipe:
         RETURNS (BaseEstimator): an MLE, spectral or clustering estimator, or a
             NoisyEnsemble of clustering estimators.
         """
-        from .estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
+        from .estimators import (
+            ClusteringEstimator,
+            MLEEstimator,
+            SpectralEstimator,
+            SplitMergeEstimator,
+        )
         from .estimators.noise import NoisyEnsemble
 
         common: dict[str, Any] = {
@@ -127,6 +135,10 @@ class Recipe:
         if self.estimator == "mle":
             return MLEEstimator(**common)
         latent = {**common, "random_state": self.random_state}
+        if self.estimator == "split_merge":
+            if self.n_cycles is not None:
+                latent["n_cycles"] = self.n_cycles
+            return SplitMergeEstimator(**latent)
         if self.n_states is not None:
             latent["n_states"] = self.n_states
         if self.estimator == "spectral":
@@ -164,7 +176,17 @@ tags kept (the parses carry NP-SBJ). Chosen on ptb_sample dev (87.40 F1; 16 memb
 fit, 6.5 sentences/s. With ``keep_functions=False``: 86.50 test F1 (88.22 dev), no
 function labels (the Berkeley parser: 85.3)."""
 
-RECIPES: dict[str, Recipe] = {"recommended": RECOMMENDED}
+SPLIT_MERGE_RECIPE = Recipe(
+    estimator="split_merge",
+    binarization=SPLIT_MERGE.binarization,
+    h_markov=SPLIT_MERGE.h_markov,
+    v_markov=SPLIT_MERGE.v_markov,
+    keep_functions=SPLIT_MERGE.keep_functions,
+)
+"""Split-merge EM over X-bar trees, as the Berkeley parser trains (``defaults.SPLIT_MERGE``);
+what ``train --estimator split_merge`` fits unless transforms are given."""
+
+RECIPES: dict[str, Recipe] = {"recommended": RECOMMENDED, "split_merge": SPLIT_MERGE_RECIPE}
 """Recipes by the name ``train --recipe`` takes."""
 
 

@@ -437,3 +437,22 @@ def test_spacy_component_warns_once_about_unknown_tags(small_model):
         list(nlp.pipe(docs))
     assert len([w for w in caught if "[W010]" in str(w.message)]) == 1
     assert nlp.get_pipe("lpcfg_parser").parser.unknown_tags == {"QQ": 2}
+
+
+def test_train_split_merge_uses_its_own_transforms_unless_given(tmp_path, data_dir):
+    """--estimator split_merge trains over X-bar trees (h = 0, v = 1, no function
+    tags) as the Berkeley parser does; transform options given replace them."""
+    out = tmp_path / "sm"
+    args = ["ptb_sample", "--data-dir", data_dir, "--limit", "60", "--n-cycles", "1", "-q"]
+    result = _invoke("train", args[0], out, "--estimator", "split_merge", *args[1:])
+    assert result.exit_code == 0, result.output
+    model = ParsingModel.from_disk(out)
+    assert model.estimator == "split_merge" and model.params["n_cycles"] == 1
+    spec = model.transform
+    assert (spec.h_markov, spec.v_markov, spec.keep_functions) == (0, 1, False)
+    assert model.grammar.max_states == 2  # one cycle: every symbol split in two at most
+    result = _invoke(
+        "train", args[0], out, "--estimator", "split_merge", "--functions", *args[1:]
+    )
+    assert result.exit_code == 0, result.output
+    assert ParsingModel.from_disk(out).transform.keep_functions

@@ -27,6 +27,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "projects" / "ptb_sample" / "con
 RECOMMENDED_V1 = {
     "estimator": "clustering",
     "n_states": 16,
+    "n_cycles": None,
     "n_models": 8,
     "noise": "gaussian",
     "noise_scale": 0.3,
@@ -57,7 +58,8 @@ def _trained_params(model_dir: Path) -> dict:
 
 def test_recipes_recommended_is_the_measured_v1_recipe():
     assert asdict(RECOMMENDED) == RECOMMENDED_V1
-    assert get_recipe("recommended") is RECOMMENDED and set(RECIPES) == {"recommended"}
+    assert get_recipe("recommended") is RECOMMENDED
+    assert set(RECIPES) == {"recommended", "split_merge"}
 
 
 def test_recipes_recommended_builds_a_noisy_ensemble_of_clustering_models():

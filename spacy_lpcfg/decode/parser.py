@@ -370,6 +370,19 @@ class Parser:
         over an ensemble's members), with the fallback it took; (None, reason) when the
         chart has no parse at any threshold or the sentence is too long. What a model
         with members combines."""
+        return self._first_found(words, tags, self._marginals_over)
+
+    def slave(
+        self, words: Sequence[str], tags: Sequence[str | None] | None = None
+    ) -> tuple[tuple[Slave, tuple[str, ...]] | None, str | None]:
+        """This model as a member of a dual decomposition: ((a function from span scores
+        to its best tree, the natural labels it scores), the fallback taken); the
+        charts are computed once, here. (None, reason) when nothing parses."""
+        return self._first_found(words, tags, self._slave_over)
+
+    def _first_found(self, words, tags, build):
+        """(``build(lexicals, mask)`` for the first pruning attempt where it is not None,
+        the attempt's fallback), or (None, the reason nothing was found)."""
         start = time.perf_counter()
         words = list(words)
         lexicals, coarse_lexical = self._lexicals(words, tags, start)
@@ -382,43 +395,25 @@ class Parser:
             if pruned.mask is None:
                 continue
             start = time.perf_counter()
-            parts = []
-            for grammar, lexical in zip(self.members, lexicals):
-                chart = inside_outside(grammar, lexical, pruned.mask, rule_posteriors=False)
-                if chart.has_parse:
-                    parts.append(span_marginals(grammar, chart))
+            found = build(lexicals, pruned.mask)
             self._add("seconds", "chart", time.perf_counter() - start)
-            if parts:
-                return mean_marginals(aligned(parts)), fallback
+            if found is not None:
+                return found, fallback
         return None, "flat"
 
-    def slave(
-        self, words: Sequence[str], tags: Sequence[str | None] | None = None
-    ) -> tuple[Slave | None, tuple[str, ...], str | None]:
-        """This model as a member of a dual decomposition: (a function from span scores
-        to its best tree, the natural labels it scores, the fallback taken); the
-        charts are computed once, here. (None, (), reason) when nothing parses."""
-        start = time.perf_counter()
-        words = list(words)
-        lexicals, coarse_lexical = self._lexicals(words, tags, start)
-        if len(words) > self.max_length:
-            return None, (), "too_long"
-        for scale, fallback, first in self._attempts(len(words), coarse_lexical):
-            start = time.perf_counter()
-            pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
-            self._add("seconds", "pruning", time.perf_counter() - start)
-            if pruned.mask is None:
-                continue
-            start = time.perf_counter()
-            slave, labels = self._slave_over(lexicals, pruned.mask)
-            self._add("seconds", "chart", time.perf_counter() - start)
-            if slave is not None:
-                return slave, labels, fallback
-        return None, (), "flat"
+    def _marginals_over(
+        self, lexicals: list[LexicalScores], mask: np.ndarray
+    ) -> SpanMarginals | None:
+        parts = []
+        for grammar, lexical in zip(self.members, lexicals):
+            chart = inside_outside(grammar, lexical, mask, rule_posteriors=False)
+            if chart.has_parse:
+                parts.append(span_marginals(grammar, chart))
+        return mean_marginals(aligned(parts)) if parts else None
 
     def _slave_over(
         self, lexicals: list[LexicalScores], mask: np.ndarray
-    ) -> tuple[Slave | None, tuple[str, ...]]:
+    ) -> tuple[Slave, tuple[str, ...]] | None:
         decoder = DECODERS[self.decoder]
         grammars = self.members if decoder.joint else self.members[:1]
         shared = decoder.rule_posteriors and shares_rules(grammars)
@@ -428,7 +423,7 @@ class Parser:
         ]
         charts = [(grammar, chart) for grammar, chart in charts if chart.has_parse]
         if not charts:
-            return None, ()
+            return None
         if not shared:  # span-level: mbr on the mean marginals, or their product
             parts = aligned([span_marginals(grammar, chart) for grammar, chart in charts])
             if decoder.rule_posteriors:
@@ -447,7 +442,10 @@ class Parser:
         that keeps function tags."""
         found = [part.slave(words, tags) for part in self._parts]
         parsed = [
-            (part, slave, labels) for part, (slave, labels, _) in zip(self._parts, found) if slave
+            (part, slave, labels)
+            for part, (made, _) in zip(self._parts, found)
+            if made is not None
+            for slave, labels in [made]
         ]
         if not parsed:  # every part failed: the first part's own fallback (a flat tree)
             return self._parts[0].parse(words, tags)
@@ -462,7 +460,7 @@ class Parser:
             (i for i, (part, _, _) in enumerate(parsed) if part.model.transform.keep_functions),
             0,
         )
-        fallback = next((reason for slave, _, reason in found if slave and reason), None)
+        fallback = next((reason for made, reason in found if made and reason), None)
         if fallback:
             self._add("fallbacks", fallback)
         with self._lock:

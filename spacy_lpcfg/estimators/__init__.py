@@ -4,6 +4,7 @@ from .base import BaseEstimator, NotFittedError, check_is_fitted, check_random_s
 from .clustering import ClusteringEstimator
 from .mle import MLEEstimator, RuleCounts, count_rules
 from .spectral import SpectralEstimator
+from .split_merge import SplitMergeEstimator
 
 __all__ = [
     "BaseEstimator",
@@ -12,6 +13,7 @@ __all__ = [
     "NotFittedError",
     "RuleCounts",
     "SpectralEstimator",
+    "SplitMergeEstimator",
     "check_is_fitted",
     "check_random_state",
     "clone",

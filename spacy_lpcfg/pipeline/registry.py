@@ -36,13 +36,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from spacy.util import registry
 
-from ..defaults import CLUSTERING, LATENT, LEXICON, NOISE, SPECTRAL
+from ..defaults import CLUSTERING, LATENT, LEXICON, NOISE, SPECTRAL, SPLIT_MERGE
 from ..recipes import RECOMMENDED
 
 if TYPE_CHECKING:
     from ..estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
     from ..estimators.base import BaseEstimator
     from ..estimators.noise import NoisyEnsemble
+    from ..estimators.split_merge import SplitMergeEstimator
 
 
 @registry.misc("spacy_lpcfg.MLEEstimator.v1")
@@ -150,6 +151,47 @@ def make_clustering_estimator(
     from ..estimators import ClusteringEstimator
 
     return ClusteringEstimator(**params)
+
+
+@registry.misc("spacy_lpcfg.SplitMergeEstimator.v1")
+def make_split_merge_estimator(
+    n_cycles: int = SPLIT_MERGE.n_cycles,
+    em_iterations: int = SPLIT_MERGE.em_iterations,
+    merge_em_iterations: int = SPLIT_MERGE.merge_em_iterations,
+    merge_fraction: float = SPLIT_MERGE.merge_fraction,
+    split_noise: float = SPLIT_MERGE.split_noise,
+    smoothing: float = SPLIT_MERGE.smoothing,
+    lexical_smoothing: float = SPLIT_MERGE.lexical_smoothing,
+    n_jobs: int = SPLIT_MERGE.n_jobs,
+    random_state: int | None = LATENT.random_state,
+    rare_threshold: int = LEXICON.rare_threshold,
+    signature: str = LEXICON.signature,
+    suffix_length: int = LEXICON.suffix_length,
+    open_class_threshold: int = LEXICON.open_class_threshold,
+    smooth_threshold: int = LEXICON.smooth_threshold,
+    word_smoothing: float = LEXICON.word_smoothing,
+    signature_smoothing: float = LEXICON.signature_smoothing,
+) -> "SplitMergeEstimator":
+    """Split-merge EM (Petrov et al. 2006): each cycle splits every symbol's states in
+    two, runs EM on the gold trees, merges back the splits that helped least, smooths.
+    Its transforms are the component's ``transforms`` setting; the Berkeley parser's
+    (and this estimator's own default) are X-bar: ``h_markov = 0``, ``v_markov = 1``,
+    ``keep_functions = false``.
+
+    n_cycles (int): split-merge cycles. Defaults to 4.
+    em_iterations, merge_em_iterations (int): EM iterations after each split and merge.
+    merge_fraction (float): the fraction of the new splits merged back.
+    split_noise (float): relative noise that breaks the symmetry of a split.
+    smoothing, lexical_smoothing (float): weight of the mean over a symbol's states.
+    n_jobs (int): processes of the E-step.
+    random_state (int | None): seeds the split noise.
+    The other arguments are the lexicon's (see ``spacy_lpcfg.grammar.Lexicon``).
+    RETURNS (SplitMergeEstimator): the unfitted estimator.
+    """
+    params = dict(locals())  # the arguments, before the import adds a name
+    from ..estimators import SplitMergeEstimator
+
+    return SplitMergeEstimator(**params)
 
 
 @registry.misc("spacy_lpcfg.NoisyEnsemble.v1")
