@@ -250,7 +250,11 @@ class ParsingModel:
         """The models decoded together: this one (without its members), then its members."""
         if not self.members:
             return (self,)
-        alone = ParsingModel(
+        return (self.with_members((), None), *self.members)
+
+    def with_members(self, members: Sequence[ParsingModel], decoder: str | None) -> ParsingModel:
+        """This model (its arrays shared, not copied) with other members and decoder."""
+        return ParsingModel(
             self.grammar,
             self.lexicon,
             self.transform,
@@ -259,8 +263,9 @@ class ParsingModel:
             training=self.training,
             extra_grammars=self.extra_grammars,
             spectrum=self.spectrum,
+            members=members,
+            decoder=decoder,
         )
-        return (alone, *self.members)
 
     def _check_linked_grammars(self) -> None:
         """The extra grammars that ``training`` names must be what the parser expects:
@@ -522,19 +527,7 @@ def combine_models(models: Sequence[ParsingModel], decoder: str | None = None) -
     if len(parts) < 2:
         detail = "combining needs at least two models"
         raise GrammarError(Errors.E210.format(detail=detail))
-    first = parts[0]
-    return ParsingModel(
-        first.grammar,
-        first.lexicon,
-        first.transform,
-        estimator=first.estimator,
-        params=first.params,
-        training=first.training,
-        extra_grammars=first.extra_grammars,
-        spectrum=first.spectrum,
-        members=parts[1:],
-        decoder=decoder or defaults.MEMBER_DECODER,
-    )
+    return parts[0].with_members(parts[1:], decoder or defaults.MEMBER_DECODER)
 
 
 def read_spectrum(path: str | Path) -> Spectrum | None:
