@@ -469,11 +469,14 @@ def combine(
     model_dirs: list[Path] = typer.Argument(
         ..., help="Two or more trained models, then the output directory.", show_default=False
     ),
-    decoder: str = typer.Option(
-        defaults.MEMBER_DECODER,
+    decoder: str | None = typer.Option(
+        None,
         "--decoder",
-        help="How the models' parses combine: product (of their bracket marginals) or mbr "
-        "(expected recall of their mean; for spectral models).",
+        help="How the models' parses combine: product (of their bracket marginals), mbr "
+        "(expected recall of their mean; for spectral models) or dual (dual decomposition). "
+        f"Default: {defaults.MEMBER_DECODER}, or mbr for models of one grammar structure "
+        "(other seeds), which become one ensemble.",
+        show_default=False,
     ),
 ) -> None:
     """Join models trained apart into one model directory that test, parse and add_pipe
@@ -491,7 +494,7 @@ def combine(
     *inputs, output = model_dirs
     if len(inputs) < 2:
         _fail("combine needs at least two model directories and an output directory", 2)
-    if decoder not in MEMBER_DECODERS:
+    if decoder is not None and decoder not in MEMBER_DECODERS:
         _fail(f"--decoder must be one of {', '.join(MEMBER_DECODERS)}, not {decoder!r}", 2)
     for model_dir in inputs:
         _check_model_dir(model_dir)
@@ -505,10 +508,12 @@ def combine(
         _fail(str(err))
     except OSError as err:
         _fail(f"cannot write the model to {output}: {err.strerror or err}")
-    typer.echo(
-        f"combined {len(combined.parts)} models ({decoder}) -> {output}",
-        err=True,
+    kind = (
+        f"{len(combined.parts)} models"
+        if combined.members
+        else f"one ensemble of {1 + len(combined.training['ensemble'])} grammars"
     )
+    typer.echo(f"combined into {kind} (decoder {combined.decoder}) -> {output}", err=True)
 
 
 PARSER_OPTIONS = {

@@ -159,9 +159,12 @@ def _chain_bottom(coarse: str) -> str:
 
 
 def default_decoder(model: ParsingModel) -> str:
-    """The decoder of ``decoder="auto"``: "product_mbr" for an ensemble, "mbr" for a
-    signed grammar (a spectral model, or any negative weight: the max-rule and Viterbi
-    objectives need non-negative ones), else "max_rule"."""
+    """The decoder of ``decoder="auto"``: the one stored with the model (``combine``),
+    else "product_mbr" for an ensemble, "mbr" for a signed grammar (a spectral model,
+    or any negative weight: the max-rule and Viterbi objectives need non-negative
+    ones), else "max_rule"."""
+    if model.decoder is not None:
+        return model.decoder
     if model.training.get(ENSEMBLE):
         return "product_mbr"
     grammar = model.grammar

@@ -180,7 +180,8 @@ class ParsingModel:
         stripped...) over the same label scheme; members have no members themselves.
         ``combine_models`` builds such a model.
     decoder (str | None): how a model with members combines them by default
-        (``decode.members.MEMBER_DECODERS``); None without members.
+        (``decode.members.MEMBER_DECODERS``), or the decoder of an ensemble
+        (``training["ensemble"]``, e.g. "product"); None: the parser's default.
     RAISES GrammarError: the parts do not fit together.
     """
 
@@ -242,8 +243,10 @@ class ParsingModel:
                     f"member {i} uses the label scheme {member.label_scheme!r}, "
                     f"the model {self.label_scheme!r}"
                 )
-        if (self.decoder is None) != (not self.members):
-            raise fail("a decoder is stored with members, and only with members")
+        if self.decoder is not None and not (self.members or self.training.get(ENSEMBLE)):
+            raise fail("a decoder is stored with members or an ensemble only")
+        if self.members and self.decoder is None:
+            raise fail("a model with members needs the decoder that combines them")
 
     @property
     def parts(self) -> tuple[ParsingModel, ...]:
@@ -347,11 +350,9 @@ class ParsingModel:
             **(
                 {}
                 if not self.members
-                else {
-                    "members": [{"path": _member_dir(i)} for i in range(len(self.members))],
-                    "decoder": self.decoder,
-                }
+                else {"members": [{"path": _member_dir(i)} for i in range(len(self.members))]}
             ),
+            **({} if self.decoder is None else {"decoder": self.decoder}),
         }
 
     def _members(self) -> dict[str, bytes]:
@@ -519,15 +520,70 @@ def combine_models(models: Sequence[ParsingModel], decoder: str | None = None) -
     orders, function tags kept or stripped, estimator and lexicon; they must share the
     label scheme (same treebank).
 
-    decoder (str | None): how the members' parses are combined (``decode.members``).
-        Defaults to ``defaults.MEMBER_DECODER``.
+    Models over the same grammar structure (same transforms, symbols, rules and
+    vocabulary: EM grammars from other seeds, noisy clustering models) become one
+    ensemble instead, pruned once per sentence and decoded as a product of grammars
+    (Petrov 2010): "mbr" (the default there: mean marginals, ``product_mbr``) or
+    "product" (max-rule product over the shared rules).
+
+    decoder (str | None): how the parses are combined (``decode.members``: "product",
+        "mbr", "dual"). Defaults to ``defaults.MEMBER_DECODER`` for members.
     RAISES GrammarError: fewer than two models, or models that do not fit together.
     """
     parts = [part for model in models for part in model.parts]
     if len(parts) < 2:
         detail = "combining needs at least two models"
         raise GrammarError(Errors.E210.format(detail=detail))
+    if decoder != "dual" and _same_structure(parts):
+        return _ensemble(parts, "product" if decoder == "product" else "product_mbr")
     return parts[0].with_members(parts[1:], decoder or defaults.MEMBER_DECODER)
+
+
+def _same_structure(models: Sequence[ParsingModel]) -> bool:
+    """Whether the models' grammars can be decoded as one product: same transforms,
+    vocabulary, symbols, and binary and unary rules."""
+    first = models[0]
+    return all(
+        model.transform == first.transform
+        and model.lexicon.to_dict() == first.lexicon.to_dict()
+        and model.grammar.words == first.grammar.words
+        and model.grammar.symbols == first.grammar.symbols
+        and np.array_equal(model.grammar.binary_rules, first.grammar.binary_rules)
+        and np.array_equal(model.grammar.unary_rules, first.grammar.unary_rules)
+        for model in models[1:]
+    )
+
+
+def _ensemble(models: Sequence[ParsingModel], decoder: str) -> ParsingModel:
+    """One model whose grammar and ensemble members are every grammar of ``models``
+    (their own ensembles' too), pruned with the first model's coarse grammar."""
+    first = models[0]
+    grammars = [
+        grammar
+        for model in models
+        for grammar in (
+            model.grammar,
+            *(model.extra_grammars[i] for i in model.training.get(ENSEMBLE, ())),
+        )
+    ]
+    coarse = first.training.get(COARSE_GRAMMAR)
+    extras = [] if coarse is None else [first.extra_grammars[coarse]]
+    training: dict[str, Any] = {
+        key: value for key, value in first.training.items() if key not in (ENSEMBLE, COARSE_GRAMMAR)
+    }
+    if coarse is not None:
+        training[COARSE_GRAMMAR] = 0
+    training[ENSEMBLE] = list(range(len(extras), len(extras) + len(grammars) - 1))
+    return ParsingModel(
+        grammars[0],
+        first.lexicon,
+        first.transform,
+        estimator=first.estimator,
+        params=first.params,
+        training=training,
+        extra_grammars=[*extras, *grammars[1:]],
+        decoder=decoder,
+    )
 
 
 def read_spectrum(path: str | Path) -> Spectrum | None:

@@ -50,7 +50,7 @@ def test_a_model_combined_with_itself_parses_as_the_model_alone(models, sentence
     combining the one model's marginals."""
     model = models["right"]
     alone = Parser(model)
-    twice = Parser(combine_models([model, model], "mbr"))
+    twice = Parser(model.with_members([model], "mbr"))  # members, not one ensemble
     for words in sentences:
         marginals, _ = alone.span_marginals(words)
         result = combine_members([marginals], [True], model.label_scheme, "mbr")
@@ -74,7 +74,7 @@ def test_member_transforms_are_inverted_per_member(models, sentences):
             assert "::" not in label, label
         labels += _labels(tree)
     assert any(label.endswith("-SBJ") for label in labels)  # from the left and right members
-    stripped_only = Parser(combine_models([models["stripped"], models["stripped"]], "product"))
+    stripped_only = Parser(models["stripped"].with_members([models["stripped"]], "product"))
     for words in sentences[:4]:
         assert not any("-SBJ" in label for label in _labels(stripped_only.parse(words).tree))
 
@@ -211,3 +211,23 @@ def test_cli_combine_refuses_bad_arguments(tmp_path, args, message):
     result = runner.invoke(app, ["combine", *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_models_of_one_structure_become_one_ensemble(models, sentences, tmp_path):
+    """EM grammars from other seeds, say: one grammar structure, so combine makes one
+    ensemble pruned once (Petrov 2010's product); with identical grammars, mbr and
+    product give the single grammar's mbr and max_rule trees."""
+    model = models["right"]
+    for decoder, alone in (("mbr", "mbr"), ("product", "max_rule"), (None, "mbr")):
+        combined = combine_models([model, model], decoder)
+        assert not combined.members and len(combined.training["ensemble"]) == 1
+        assert combined.decoder == ("product" if decoder == "product" else "product_mbr")
+        single, both = Parser(model, decoder=alone), Parser(combined)
+        for words in sentences[:6]:
+            assert both.parse(words).tree == single.parse(words).tree
+    combined.to_disk(tmp_path / "ensemble")
+    loaded = ParsingModel.from_disk(tmp_path / "ensemble")
+    assert loaded == combined and Parser(loaded).decoder == "product_mbr"
+    # dual decomposition keeps them as members; other transforms too
+    assert combine_models([model, model], "dual").members
+    assert combine_models([model, models["left"]]).members
