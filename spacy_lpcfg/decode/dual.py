@@ -81,7 +81,7 @@ def dual_decompose(
     index = {c: i for i, c in enumerate(categories)}
     size = n_words + 1
     penalties = [np.zeros((size, size, len(categories))) for _ in slaves]
-    increases, previous = 0, np.inf
+    increases, previous = 0, sum(tree.score for tree in trees)  # the dual at zero penalties
     for iteration in range(2, max_iterations + 1):
         z = [_indicator(b, index, size) for b in brackets]
         mean = sum(z) / len(z)
