@@ -158,6 +158,11 @@ class Errors(metaclass=_CodedMessages):
         "spacy-lpcfg reads 1 to {supported}): the file is damaged or was not written by "
         "spacy-lpcfg. Restore it, " + RETRAIN
     )
+    # Unsupervised bracketers (E250-E259)
+    E250 = (
+        "{name} learns from POS-tagged sentences, but no training sentence has tags: give "
+        "Trees or (word, tag) pairs (the treebank's tags; no trees are read)."
+    )
     # spaCy pipeline component, readers and scorer (E501-E599)
     E501 = (
         "The '{name}' component has no grammar. Train it with nlp.initialize() (spacy train "

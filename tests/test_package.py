@@ -19,7 +19,7 @@ ALLOWED = {
     "decode": {"trees", "grammar", "chart"},
     "evaluation": {"trees"},
     "estimators": {"trees", "grammar", "chart"},
-    "unsupervised": {"trees", "grammar", "chart", "evaluation"},
+    "unsupervised": {"trees", "grammar", "chart", "evaluation", "estimators"},
 }
 TOP_LEVEL = {"errors", "about", "types", "corpora", "progress", "defaults"}  # importable anywhere
 

@@ -1,0 +1,152 @@
+"""The constituent-context model (Klein & Manning 2002), trained by EM.
+
+Every span ``[i, j)`` of a sentence (single words and the whole sentence
+included) is a constituent (c) or a distituent (d), and generates its yield
+``α`` (its tag sequence) and its context ``β`` (the tags just before and after,
+the sentence boundary being a tag): four multinomials ``P(α|c)``, ``P(α|d)``,
+``P(β|c)``, ``P(β|d)``. Bracketings are binary trees, uniformly likely, so
+``P(B, S) ∝ Π_spans P(α|d) P(β|d) Π_constituents φ`` with
+``φ = P(α|c) P(β|c) / (P(α|d) P(β|d))``: the first product does not depend on
+``B``, and span posteriors come from an ``O(n^3)`` inside-outside over binary
+bracketings with span factors ``φ`` (``ccm_kernels``).
+
+Initialisation is Klein & Manning's: the first M step uses the span posteriors
+of trees grown by uniform random splits. Smoothing: each multinomial gets
+``smoothing`` extra counts per type, constituent and distituent ones separately
+(the paper's "extra constituent / distituent counts"; 2 and 8 after paper
+002); an unseen yield or context at parse time is a type with the extra counts
+alone. Parsing is the Viterbi bracketing. Tags are the treebank's tags (paper
+002 found them the best for CCM).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Bracketer
+from .ccm_kernels import (
+    expected_counts,
+    span_keys,
+    split_uniform_posteriors,
+    viterbi_brackets,
+)
+from .sentences import Sentence
+
+
+class _Keys:
+    """Yield and context ids of a set of sentences, against a fitted vocabulary."""
+
+    def __init__(self, tag_lists, tag_index):
+        n_tags = len(tag_index)
+        tags = np.array([tag_index.get(t, n_tags + 1) for ts in tag_lists for t in ts], np.int64)
+        offsets = np.cumsum([0] + [len(ts) for ts in tag_lists]).astype(np.int64)
+        # ids: the tags, then n_tags + 1 for unknown tags, n_tags + 2 for the boundary
+        self.hashes, self.contexts, self.span_offsets = span_keys(tags, offsets, n_tags + 2)
+
+
+class CCM(Bracketer):
+    """Klein & Manning's (2002) constituent-context model, trained by EM.
+
+    n_iter (int): EM iterations after the initial M step.
+    constituent_smoothing (float): extra counts per yield / context type, constituents.
+    distituent_smoothing (float): the same for distituents.
+    max_length (int | None): train on sentences of at most this many content words
+        (paper 002 trains CCM on the lengths it evaluates); None: all.
+    tol (float): stop when the mean log-likelihood per sentence gains less.
+
+    Fitted attributes: ``tag_index_``, ``yield_hashes_`` (sorted), ``phi_yield_``
+    and ``phi_context_`` (log ratios, the last entry for unseen types),
+    ``log_likelihoods_`` (per iteration, up to a constant), ``n_iter_``.
+    """
+
+    name = "ccm"
+    uses_tags = True
+
+    def __init__(
+        self,
+        *,
+        n_iter: int = 40,
+        constituent_smoothing: float = 2.0,
+        distituent_smoothing: float = 8.0,
+        max_length: int | None = None,
+        tol: float = 1e-4,
+    ):
+        self._store_params(locals())
+
+    def _fit(self, sentences: list[Sentence]) -> None:
+        self.check_number("n_iter", "an int >= 0", low=0, integer=True)
+        self.check_number("constituent_smoothing", "a number > 0", low=1e-12)
+        self.check_number("distituent_smoothing", "a number > 0", low=1e-12)
+        self.check_number("tol", "a number >= 0", low=0)
+        if self.max_length is not None:
+            self.check_number("max_length", "an int >= 1 or None", low=1, integer=True)
+        tag_lists = [s.content_tags for s in sentences]
+        tag_lists = [
+            ts for ts in tag_lists if ts and (self.max_length is None or len(ts) <= self.max_length)
+        ]
+        self.tag_index_ = {t: i for i, t in enumerate(sorted({t for ts in tag_lists for t in ts}))}
+        keys = _Keys(tag_lists, self.tag_index_)
+        self.yield_hashes_, yields = np.unique(keys.hashes, return_inverse=True)
+        self.n_contexts_ = (len(self.tag_index_) + 3) ** 2  # tags, unknown, boundary
+        yields = yields.astype(np.int64)
+        n_yields = len(self.yield_hashes_)
+        span_yields = np.bincount(yields, minlength=n_yields).astype(np.float64)
+        span_contexts = np.bincount(keys.contexts, minlength=self.n_contexts_).astype(np.float64)
+        # Initial M step from the split-uniform posteriors.
+        by_length = {n: split_uniform_posteriors(n) for n in {len(ts) for ts in tag_lists}}
+        initial = np.concatenate([by_length[len(ts)] for ts in tag_lists] or [np.zeros(0)])
+        yield_c = np.bincount(yields, weights=initial, minlength=n_yields)
+        context_c = np.bincount(keys.contexts, weights=initial, minlength=self.n_contexts_)
+        self.log_likelihoods_ = []
+        self.n_iter_ = 0
+        for iteration in range(self.n_iter + 1):
+            log_d_yield, self.phi_yield_ = self._log_ratios(yield_c, span_yields - yield_c)
+            log_d_context, self.phi_context_ = self._log_ratios(
+                context_c, span_contexts - context_c
+            )
+            if iteration == self.n_iter or (
+                len(self.log_likelihoods_) >= 2
+                and self.log_likelihoods_[-1] - self.log_likelihoods_[-2] < self.tol
+            ):
+                break
+            yield_c, context_c, log_z = expected_counts(
+                self.phi_yield_, self.phi_context_, yields, keys.contexts,
+                keys.span_offsets, n_yields, self.n_contexts_,
+            )  # fmt: skip
+            # log P(S) up to the constant log-prior of the uniform trees
+            distituent = span_yields @ log_d_yield[:-1] + span_contexts @ log_d_context[:-1]
+            self.log_likelihoods_.append((log_z + distituent) / max(len(tag_lists), 1))
+            self.n_iter_ = iteration + 1
+
+    def _log_ratios(
+        self, constituent: np.ndarray, distituent: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``log P(.|d)`` and ``log P(.|c) - log P(.|d)`` per type, smoothed (M step).
+
+        RETURNS: both with one more entry, for unseen types.
+        """
+        sc, sd = self.constituent_smoothing, self.distituent_smoothing
+        n_types = len(constituent) + 1
+        log_c = np.log(np.append(constituent, 0.0) + sc) - np.log(constituent.sum() + sc * n_types)
+        log_d = np.log(np.append(np.maximum(distituent, 0.0), 0.0) + sd) - np.log(
+            np.maximum(distituent, 0.0).sum() + sd * n_types
+        )
+        return log_d, log_c - log_d
+
+    def span_log_ratios(self, tags: list[str]) -> np.ndarray:
+        """``log φ`` of every span of a tag sequence, in ``ccm_kernels`` triangular order."""
+        keys = _Keys([tags], self.tag_index_)
+        position = np.searchsorted(self.yield_hashes_, keys.hashes)
+        position = np.minimum(position, len(self.yield_hashes_) - 1)
+        unseen = len(self.phi_yield_) - 1
+        found = self.yield_hashes_[position] == keys.hashes
+        yield_ids = np.where(found, position, unseen)
+        contexts = np.where(
+            keys.contexts < self.n_contexts_, keys.contexts, len(self.phi_context_) - 1
+        )
+        return self.phi_yield_[yield_ids] + self.phi_context_[contexts]
+
+    def _bracket(self, sentence: Sentence) -> list[tuple[int, int]]:
+        tags = sentence.content_tags
+        spans = viterbi_brackets(self.span_log_ratios(tags), len(tags))
+        return [(int(i), int(j)) for i, j in spans]

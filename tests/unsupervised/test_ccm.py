@@ -1,0 +1,107 @@
+"""CCM: the inside-outside and Viterbi kernels against enumeration, the M step by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from spacy_lpcfg.unsupervised import CCM
+from spacy_lpcfg.unsupervised.ccm_kernels import (
+    _inside_outside_logs,
+    inside_outside,
+    span_index,
+    split_uniform_posteriors,
+    viterbi_brackets,
+)
+
+
+def binary_trees(i, j):
+    """All binary trees over [i, j) as lists of constituents (words included)."""
+    if j - i == 1:
+        yield [(i, j)]
+        return
+    for k in range(i + 1, j):
+        for left in binary_trees(i, k):
+            for right in binary_trees(k, j):
+                yield [(i, j), *left, *right]
+
+
+def random_phi(rng, n):
+    return rng.normal(scale=2.0, size=n * (n + 1) // 2)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+def test_inside_outside_matches_enumeration(n):
+    rng = np.random.default_rng(n)
+    phi = random_phi(rng, n)
+    trees = list(binary_trees(0, n))
+    scores = np.array([sum(phi[span_index(i, j)] for i, j in t) for t in trees])
+    log_z = np.logaddexp.reduce(scores)
+    expected = np.zeros_like(phi)
+    for tree, score in zip(trees, scores):
+        for i, j in tree:
+            expected[span_index(i, j)] += math.exp(score - log_z)
+    for kernel in (inside_outside, _inside_outside_logs):
+        posteriors, got_log_z = kernel(phi, n)
+        assert got_log_z == pytest.approx(log_z)
+        np.testing.assert_allclose(posteriors, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_inside_outside_falls_back_to_logs_on_overflow():
+    n = 40
+    phi = np.zeros(n * (n + 1) // 2)
+    phi[: len(phi) // 2] = 800.0  # far beyond the range of exp around the mean
+    posteriors, log_z = inside_outside(phi, n)
+    expected, expected_log_z = _inside_outside_logs(phi, n)
+    assert np.isfinite(log_z) and log_z == pytest.approx(expected_log_z)
+    np.testing.assert_allclose(posteriors, expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_viterbi_is_the_best_tree(n):
+    rng = np.random.default_rng(10 + n)
+    phi = random_phi(rng, n)
+    best = max(binary_trees(0, n), key=lambda t: sum(phi[span_index(i, j)] for i, j in t))
+    got = {tuple(span) for span in viterbi_brackets(phi, n)}
+    assert got == {(i, j) for i, j in best if j - i >= 2}
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+def test_split_uniform_posteriors_match_enumeration(n):
+    # A tree's probability under uniform random splits: product of 1 / (length - 1).
+    expected = np.zeros(n * (n + 1) // 2)
+    for tree in binary_trees(0, n):
+        p = math.prod(1 / (j - i - 1) for i, j in tree if j - i >= 2)
+        for i, j in tree:
+            expected[span_index(i, j)] += p
+    np.testing.assert_allclose(split_uniform_posteriors(n), expected)
+
+
+def test_initial_m_step_by_hand():
+    # One sentence "A B": its three spans are constituents with posterior 1.
+    model = CCM(n_iter=0).fit([[("x", "A"), ("y", "B")]])
+    # three yield types seen (A, B, AB) plus the unseen slot: 4 types
+    expected_yield = math.log((1 + 2) / (3 + 2 * 4)) - math.log((0 + 8) / (0 + 8 * 4))
+    assert model.phi_yield_[:3] == pytest.approx([expected_yield] * 3)
+    n_context_types = model.n_contexts_ + 1
+    expected_context = math.log(3 / (3 + 2 * n_context_types)) - math.log(8 / (8 * n_context_types))
+    seen = model.phi_context_[:-1] > math.log(2 / (3 + 2 * n_context_types)) - math.log(
+        1 / n_context_types
+    )
+    assert seen.sum() == 3  # (<s>, B), (A, <s>), (<s>, <s>)
+    assert model.phi_context_[:-1][seen] == pytest.approx([expected_context] * 3)
+
+
+def test_em_learns_a_consistent_grammar():
+    # Determiner-noun pairs always form a unit; the model must bracket them.
+    corpus = [
+        [("the", "D"), ("dog", "N"), ("saw", "V"), ("a", "D"), ("cat", "N")],
+        [("a", "D"), ("cat", "N"), ("saw", "V"), ("the", "D"), ("dog", "N")],
+        [("the", "D"), ("dog", "N"), ("ran", "V")],
+        [("a", "D"), ("dog", "N"), ("saw", "V"), ("a", "D"), ("dog", "N")],
+    ] * 5
+    model = CCM(n_iter=20).fit(corpus)
+    assert np.all(np.diff(model.log_likelihoods_) > -1e-9)
+    assert set(model.brackets(corpus[0])) >= {(0, 2), (3, 5)}
