@@ -451,8 +451,6 @@ def test_train_split_merge_uses_its_own_transforms_unless_given(tmp_path, data_d
     spec = model.transform
     assert (spec.h_markov, spec.v_markov, spec.keep_functions) == (0, 1, False)
     assert model.grammar.max_states == 2  # one cycle: every symbol split in two at most
-    result = _invoke(
-        "train", args[0], out, "--estimator", "split_merge", "--functions", *args[1:]
-    )
+    result = _invoke("train", args[0], out, "--estimator", "split_merge", "--functions", *args[1:])
     assert result.exit_code == 0, result.output
     assert ParsingModel.from_disk(out).transform.keep_functions
