@@ -356,3 +356,32 @@ def test_parse_in_processes_prints_what_one_process_prints(mle_model_dir, tmp_pa
     assert broken.exit_code == 1
     assert broken.stdout.count("\n") == 2 and "line 3, column 1" in broken.stderr
     assert _invoke("parse", mle_model_dir, path, "--n-process", "0").exit_code == 2
+
+
+def test_evaluate_unlabeled_scores_bracketings(tmp_path):
+    """--unlabeled: punctuation removed, no sentence span, no single words; a right-
+    branching guess of a left-branching gold tree matches nothing."""
+    gold = tmp_path / "gold.mrg"
+    test = tmp_path / "test.mrg"
+    gold.write_text(
+        "(TOP (S (NP (NP (DT a) (NN b)) (NN c)) (VB d) (. .)))\n"
+        "(TOP (S (NP (DT the) (NN dog)) (VP (VBZ runs) (ADVP (RB fast)))))\n",
+        encoding="utf-8",
+    )
+    test.write_text(
+        "(TOP (X (X (X (DT a) (NN b)) (NN c)) (VB d) (. .)))\n"
+        "(TOP (X (DT the) (X (NN dog) (X (VBZ runs) (RB fast)))))\n",
+        encoding="utf-8",
+    )
+    result = _invoke("evaluate", gold, test, "--unlabeled", "--json")
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)
+    # gold brackets: {ab, abc} and {the dog, runs fast}; test: {ab, abc} and {dog runs fast,
+    # runs fast}: 3 of 4 match either way
+    assert (scores["matched"], scores["gold"], scores["predicted"]) == (3, 4, 4)
+    assert scores["f1"] == pytest.approx(75.0)
+    short = _invoke("evaluate", gold, test, "--unlabeled", "--max-length", "3", "--json")
+    assert short.exit_code == 0 and json.loads(short.stdout)["n_sentences"] == 0  # 4 words each
+    test.write_text("(TOP (X a b)\n", encoding="utf-8")
+    bad = _invoke("evaluate", gold, test, "--unlabeled")
+    assert bad.exit_code == 1 and "tree 1" in bad.stderr
