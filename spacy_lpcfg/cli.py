@@ -331,6 +331,54 @@ def _training_recipe(ctx: typer.Context, name: str | None):
         _fail(str(err))
 
 
+# The unsupervised bracketers (``unsupervised.BRACKETERS``, named here so that the CLI
+# starts without importing them): trained on the words and tags of the trees only.
+BRACKETER_NAMES = ("spectral_unsup", "ccm", "right", "left", "random")
+
+
+def _train_bracketer(
+    name: str,
+    corpus: str,
+    model_dir: Path,
+    split: str,
+    data_dir: Path | None,
+    encoding: str | None,
+    limit: int | None,
+    quiet: bool,
+) -> None:
+    """``train --estimator spectral_unsup`` (or a baseline): learn from the sentences'
+    words and POS tags (no brackets are read) and save the bracketer."""
+    import time
+
+    from .errors import DataNotFoundError, TreebankFormatError
+    from .progress import quiet as quiet_bars
+    from .unsupervised import BRACKETERS, save_bracketer
+
+    _check_output_dir(model_dir)
+    if (
+        model_dir.exists()
+        and any(model_dir.iterdir())
+        and not (model_dir / "bracketer.json").exists()
+    ):
+        _fail(f"{model_dir} is a non-empty directory that is not a bracketer: not replaced")
+    try:
+        with quiet_bars(quiet):
+            trees, _ = _read_training_trees(corpus, split, data_dir, encoding, limit)
+            start = time.perf_counter()
+            model = BRACKETERS[name]().fit(trees)
+            save_bracketer(model, model_dir)
+    except (DataNotFoundError, TreebankFormatError, ValueError) as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(f"cannot write the bracketer to {model_dir}: {err.strerror or err}")
+    if not quiet:
+        typer.echo(
+            f"trained {name} on the words and tags of {len(trees)} sentences in "
+            f"{time.perf_counter() - start:.1f} s -> {model_dir}",
+            err=True,
+        )
+
+
 def _read_training_trees(
     corpus: str, split: str, data_dir: Path | None, encoding: str | None, limit: int | None
 ):
@@ -385,7 +433,12 @@ def train(
         show_default=False,
     ),
     estimator: str = typer.Option(
-        defaults.ESTIMATOR, "--estimator", help="Estimator: " + ", ".join(ESTIMATORS)
+        defaults.ESTIMATOR,
+        "--estimator",
+        help="Estimator: "
+        + ", ".join(ESTIMATORS)
+        + "; unsupervised, from words and tags only: "
+        + ", ".join(BRACKETER_NAMES),
     ),
     split: str = typer.Option("train", "--split", help="Split of a named corpus to train on."),
     data_dir: Path | None = DATA_DIR_OPTION,
@@ -465,6 +518,11 @@ def train(
 
     # Everything that can fail fails before the work starts.
     _check_limit(limit)
+    if ctx.params["estimator"] in BRACKETER_NAMES:
+        _train_bracketer(
+            ctx.params["estimator"], corpus, model_dir, split, data_dir, encoding, limit, quiet
+        )
+        return
     chosen = _training_recipe(ctx, recipe)
     _check_output_dir(model_dir)
     try:
@@ -677,6 +735,9 @@ def parse(
         _fail(str(err))
     if n_process < 1:
         _fail(f"--n-process must be at least 1, not {n_process}", 2)
+    if (model_dir / "bracketer.json").is_file():  # train --estimator spectral_unsup...
+        _parse_with_bracketer(model_dir, input_file, encoding, tagged)
+        return
     parser = _load_parser(model_dir, decoder, threshold, max_length)
     if n_process > 1:
         options = {"decoder": decoder, "prune_threshold": threshold, "max_length": max_length}
@@ -696,6 +757,39 @@ def parse(
                 sys.stdout.write(parser.parse(words, tags).tree.pformat() + "\n")
                 sys.stdout.flush()
     except (OSError, TreebankFormatError) as err:  # unreadable or undecodable input
+        _fail(str(err))
+    finally:
+        if input_file is not None:
+            stream.close()
+
+
+def _parse_with_bracketer(
+    model_dir: Path, input_file: Path | None, encoding: str, tagged: bool
+) -> None:
+    """``parse`` with an unsupervised bracketer: one unlabelled tree per line."""
+    from .errors import TreebankFormatError
+    from .trees.formats.text import iter_lines
+    from .unsupervised import load_bracketer
+
+    try:
+        bracketer = load_bracketer(model_dir)
+    except (OSError, ValueError) as err:
+        _fail(f"{model_dir}: not a readable bracketer ({err})")
+    name = str(input_file) if input_file else "stdin"
+    stream = input_file.open("rb") if input_file else sys.stdin.buffer
+    try:
+        for number, line in enumerate(iter_lines(stream, encoding, name), 1):
+            if not line.strip():
+                sys.stdout.write("\n")
+                continue
+            try:
+                words, tags = _split_tokens(line, tagged)
+            except ValueError as err:
+                _fail(f"{name}, line {number}, {err}")
+            sentence = list(zip(words, tags)) if tags else words
+            sys.stdout.write(bracketer.predict([sentence])[0].pformat() + "\n")
+            sys.stdout.flush()
+    except (OSError, TreebankFormatError) as err:
         _fail(str(err))
     finally:
         if input_file is not None:

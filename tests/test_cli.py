@@ -385,3 +385,29 @@ def test_evaluate_unlabeled_scores_bracketings(tmp_path):
     test.write_text("(TOP (X a b)\n", encoding="utf-8")
     bad = _invoke("evaluate", gold, test, "--unlabeled")
     assert bad.exit_code == 1 and "tree 1" in bad.stderr
+
+
+def test_train_and_parse_with_an_unsupervised_bracketer(tmp_path, data_dir):
+    """--estimator spectral_unsup reads only words and tags; parse gives one unlabelled
+    tree per line over the same words; a baseline name works the same way."""
+    from spacy_lpcfg.cli import BRACKETER_NAMES
+    from spacy_lpcfg.unsupervised import BRACKETERS
+
+    assert set(BRACKETER_NAMES) == set(BRACKETERS)
+    model = tmp_path / "spectral"
+    trained = _invoke(
+        "train", "ptb_sample", model, "--estimator", "spectral_unsup", "--limit", "200",
+        "--data-dir", data_dir, "-q",
+    )  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    assert (model / "bracketer.json").is_file()
+    path = tmp_path / "input.txt"
+    path.write_text("the/DT cat/NN sat/VBD on/IN the/DT mat/NN ./.\n\nit/PRP ran/VBD\n")
+    parsed = _invoke("parse", model, path, "--tagged")
+    assert parsed.exit_code == 0, parsed.output
+    lines = parsed.stdout.split("\n")
+    assert Tree.from_string(lines[0]).words() == ["the", "cat", "sat", "on", "the", "mat", "."]
+    assert lines[1] == "" and Tree.from_string(lines[2]).words() == ["it", "ran"]
+    right = _invoke("train", "ptb_sample", tmp_path / "right", "--estimator", "right",
+                    "--limit", "5", "--data-dir", data_dir, "-q")  # fmt: skip
+    assert right.exit_code == 0, right.output
