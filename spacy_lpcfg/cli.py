@@ -722,10 +722,8 @@ def parse(
     Words holding brackets are written with the Penn Treebank escapes (f(x) ->
     f-LRB-x-RRB-; spacy_lpcfg.trees.brackets.unescape_word reads them back).
     """
-    from .errors import TreebankFormatError
-    from .trees.formats.text import check_encoding, iter_lines
+    from .trees.formats.text import check_encoding
 
-    name = str(input_file) if input_file else "stdin"
     _check_model_dir(model_dir)
     if input_file is not None:
         _check_input_file(input_file)
@@ -736,77 +734,36 @@ def parse(
     if n_process < 1:
         _fail(f"--n-process must be at least 1, not {n_process}", 2)
     if (model_dir / "bracketer.json").is_file():  # train --estimator spectral_unsup...
-        _parse_with_bracketer(model_dir, input_file, encoding, tagged)
+        _print_trees(input_file, encoding, tagged, _bracketer_parse(model_dir))
         return
     parser = _load_parser(model_dir, decoder, threshold, max_length)
     if n_process > 1:
+        from .decode.processes import parse_in_processes
+
         options = {"decoder": decoder, "prune_threshold": threshold, "max_length": max_length}
-        _parse_in_processes(model_dir, input_file, encoding, tagged, n_process, options)
+        _print_trees(
+            input_file,
+            encoding,
+            tagged,
+            lambda sentences: parse_in_processes(model_dir, sentences, n_process, options),
+        )
         return
-    stream = input_file.open("rb") if input_file else sys.stdin.buffer
-    try:
-        with _unknown_tags_at_end(parser):  # tags the grammar lacks: one warning, at the end
-            for number, line in enumerate(iter_lines(stream, encoding, name), 1):
-                if not line.strip():
-                    sys.stdout.write("\n")
-                    continue
-                try:
-                    words, tags = _split_tokens(line, tagged)
-                except ValueError as err:
-                    _fail(f"{name}, line {number}, {err}")
-                sys.stdout.write(parser.parse(words, tags).tree.pformat() + "\n")
-                sys.stdout.flush()
-    except (OSError, TreebankFormatError) as err:  # unreadable or undecodable input
-        _fail(str(err))
-    finally:
-        if input_file is not None:
-            stream.close()
+    with _unknown_tags_at_end(parser):  # tags the grammar lacks: one warning, at the end
+        _print_trees(
+            input_file,
+            encoding,
+            tagged,
+            lambda sentences: (
+                "" if sentence is None else parser.parse(*sentence).tree.pformat()
+                for sentence in sentences
+            ),
+        )
 
 
-def _parse_with_bracketer(
-    model_dir: Path, input_file: Path | None, encoding: str, tagged: bool
-) -> None:
-    """``parse`` with an unsupervised bracketer: one unlabelled tree per line."""
-    from .errors import TreebankFormatError
-    from .trees.formats.text import iter_lines
-    from .unsupervised import load_bracketer
-
-    try:
-        bracketer = load_bracketer(model_dir)
-    except (OSError, ValueError) as err:
-        _fail(f"{model_dir}: not a readable bracketer ({err})")
-    name = str(input_file) if input_file else "stdin"
-    stream = input_file.open("rb") if input_file else sys.stdin.buffer
-    try:
-        for number, line in enumerate(iter_lines(stream, encoding, name), 1):
-            if not line.strip():
-                sys.stdout.write("\n")
-                continue
-            try:
-                words, tags = _split_tokens(line, tagged)
-            except ValueError as err:
-                _fail(f"{name}, line {number}, {err}")
-            sentence = list(zip(words, tags)) if tags else words
-            sys.stdout.write(bracketer.predict([sentence])[0].pformat() + "\n")
-            sys.stdout.flush()
-    except (OSError, TreebankFormatError) as err:
-        _fail(str(err))
-    finally:
-        if input_file is not None:
-            stream.close()
-
-
-def _parse_in_processes(
-    model_dir: Path,
-    input_file: Path | None,
-    encoding: str,
-    tagged: bool,
-    n_process: int,
-    options: dict,
-) -> None:
-    """``parse --n-process``: the lines parsed by worker processes, printed in order; a
-    malformed line stops the input there (the lines before it are still printed)."""
-    from .decode.processes import parse_in_processes
+def _print_trees(input_file: Path | None, encoding: str, tagged: bool, parse_all) -> None:
+    """Print ``parse_all(sentences)``, one tree (or an empty line) per input line, as
+    they come; a malformed or undecodable line stops the input there: the lines
+    before it are printed, then the error."""
     from .errors import TreebankFormatError
     from .trees.formats.text import iter_lines
 
@@ -815,6 +772,7 @@ def _parse_in_processes(
     problems: list[str] = []
 
     def sentences():
+        """(words, tags) per line, None for a line without words."""
         try:
             for number, line in enumerate(iter_lines(stream, encoding, name), 1):
                 if not line.strip():
@@ -825,18 +783,39 @@ def _parse_in_processes(
                 except ValueError as err:
                     problems.append(f"{name}, line {number}, {err}")
                     return
-        except (OSError, TreebankFormatError) as err:
+        except (OSError, TreebankFormatError) as err:  # unreadable or undecodable input
             problems.append(str(err))
 
     try:
-        for tree in parse_in_processes(model_dir, sentences(), n_process, options):
+        for tree in parse_all(sentences()):
             sys.stdout.write(tree + "\n")
-        sys.stdout.flush()
+            sys.stdout.flush()
     finally:
         if input_file is not None:
             stream.close()
     if problems:
         _fail(problems[0])
+
+
+def _bracketer_parse(model_dir: Path):
+    """``parse`` with an unsupervised bracketer: one unlabelled tree per line."""
+    from .unsupervised import load_bracketer
+
+    try:
+        bracketer = load_bracketer(model_dir)
+    except (OSError, ValueError) as err:
+        _fail(f"{model_dir}: not a readable bracketer ({err})")
+
+    def parse_all(sentences):
+        for sentence in sentences:
+            if sentence is None:
+                yield ""
+                continue
+            words, tags = sentence
+            tokens = list(zip(words, tags)) if tags else words
+            yield bracketer.predict([tokens])[0].pformat()
+
+    return parse_all
 
 
 @app.command("test")
