@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install, then run the main job end to end on the PTB sample as a spaCy project:
-# convert the treebank to .spacy files, train our most accurate quick recipe (8 noisy
-# clustering L-PCFGs decoded together, function labels kept) with `spacy train`, score
+# convert the treebank to .spacy files, train our most accurate model with function
+# labels (four clustering L-PCFGs, binarised left and right, with and without function
+# tags, decoded together) with `spacy train`, score
 # the test split with `spacy evaluate` (EVALB), build a wheel with `spacy package`;
 # train and score the treebank PCFG (MLE) baseline the same way and print both; then
 # load the trained pipeline, parse example text and draw its trees to an HTML page.
@@ -11,7 +12,7 @@ python -m pip install -q -e ".[package]"
 export SPACY_LPCFG_DATA="${SPACY_LPCFG_DATA:-$(cd .. && pwd)/shared/treebanks}"
 PROJECT=projects/ptb_sample
 
-echo "== spacy project run all (convert -> train -> evaluate -> package), estimator: ensemble"
+echo "== spacy project run all (convert -> train -> evaluate -> package), estimator: combined"
 python -m spacy project run all "$PROJECT" --vars.data_dir "$SPACY_LPCFG_DATA"
 
 echo
@@ -19,7 +20,7 @@ echo "== spacy project run baseline, estimator: mle (the treebank PCFG)"
 python -m spacy project run baseline "$PROJECT" --vars.data_dir "$SPACY_LPCFG_DATA" --vars.estimator mle
 
 echo
-echo "== Test scores (EVALB, COLLINS.prm), ensemble against the MLE baseline"
+echo "== Test scores (EVALB, COLLINS.prm), the combined model against the MLE baseline"
 python -m spacy project run compare "$PROJECT"
 
 echo
@@ -29,7 +30,7 @@ import spacy
 
 import spacy_lpcfg
 
-nlp = spacy.load("projects/ptb_sample/training/ensemble/model-best")
+nlp = spacy.load("projects/ptb_sample/training/combined/model-best")
 nlp.add_pipe("sentencizer", first=True)
 doc = nlp(
     "The mouse chased the cat across the garden. "

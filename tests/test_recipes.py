@@ -231,3 +231,24 @@ def test_recipes_cli_bad_recipe_fails_before_reading(tmp_path, args, needle):
     assert result.exit_code == 1, result.output
     assert needle in result.stderr
     assert not (tmp_path / "m").exists()
+
+
+def test_project_combined_config_builds_the_four_settings():
+    """combined.cfg (the ptb_sample project's default) names the four-way estimator:
+    four clustering members with the settings of Le Roux et al. (2013)."""
+    import spacy
+
+    from spacy_lpcfg.estimators import ClusteringEstimator, CombinedEstimator
+    from spacy_lpcfg.estimators.combined import FOUR_SETTINGS
+
+    config = spacy.util.load_config(CONFIGS / "combined.cfg")
+    block = config["components"]["lpcfg_parser"]
+    assert block["estimator"]["@misc"] == "spacy_lpcfg.four_way_estimator.v1"
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    estimator = nlp.get_pipe("lpcfg_parser").estimator
+    assert isinstance(estimator, CombinedEstimator)
+    assert [dict(s) for s in estimator.member_transforms] == [dict(s) for s in FOUR_SETTINGS]
+    assert all(
+        isinstance(member, ClusteringEstimator) and member.n_states == 16
+        for member in estimator.estimators
+    )

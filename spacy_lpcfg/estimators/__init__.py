@@ -2,6 +2,7 @@
 
 from .base import BaseEstimator, NotFittedError, check_is_fitted, check_random_state, clone
 from .clustering import ClusteringEstimator
+from .combined import CombinedEstimator
 from .mle import MLEEstimator, RuleCounts, count_rules
 from .spectral import SpectralEstimator
 from .split_merge import SplitMergeEstimator
@@ -9,6 +10,7 @@ from .split_merge import SplitMergeEstimator
 __all__ = [
     "BaseEstimator",
     "ClusteringEstimator",
+    "CombinedEstimator",
     "MLEEstimator",
     "NotFittedError",
     "RuleCounts",
