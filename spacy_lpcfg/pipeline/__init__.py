@@ -1,4 +1,5 @@
-"""spaCy integration: the ``lpcfg_parser`` component, its getters, reader and scorer.
+"""spaCy integration: the ``lpcfg_parser`` and ``lpcfg_bracketer`` components, the
+parser's getters, reader and scorer.
 
 The only package that imports spaCy. spaCy imports it through the entry points
 in setup.cfg (``spacy_factories``, ``spacy_scorers``, ``spacy_readers``,
@@ -6,6 +7,7 @@ in setup.cfg (``spacy_factories``, ``spacy_scorers``, ``spacy_readers``,
 estimators and EVALB code are imported when first used.
 """
 
+from .bracketer import LPCFGBracketer, make_lpcfg_bracketer
 from .component import LPCFGParser, SentenceParse, make_lpcfg_parser
 from .docs import SPANS_KEY, TokenNormalizer, doc_trees, tree_to_doc
 from .extensions import install_extensions
@@ -15,6 +17,7 @@ from .scorer import make_constituency_scorer, score_constituents
 
 __all__ = [
     "SPANS_KEY",
+    "LPCFGBracketer",
     "LPCFGParser",
     "SentenceParse",
     "TokenNormalizer",
@@ -23,6 +26,7 @@ __all__ = [
     "doc_trees",
     "install_extensions",
     "make_constituency_scorer",
+    "make_lpcfg_bracketer",
     "make_lpcfg_parser",
     "make_mle_estimator",
     "score_constituents",
