@@ -111,7 +111,8 @@ def report(rows: list[dict], args) -> str:
             + f" | {row['spectral_fit_s']:.1f} | {row.get('ccm_fit_s', float('nan')):.1f} |"
         )
     return (
-        "Unsupervised bracketing (issue 16): unlabelled micro F1 without punctuation, "
+        "## Unsupervised bracketing: spectral, CCM and branching baselines\n\n"
+        "Unlabelled micro F1 without punctuation, "
         "the sentence span and single words, on sentences of at most 10 / 40 words. "
         "`all`: induced from the words and tags of all sentences of the corpus and scored "
         "on them (the field's convention); `train-test`: fitted on train, scored on test. "
