@@ -4,5 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q -e ".[dev]"
 export SPACY_LPCFG_DATA="${SPACY_LPCFG_DATA:-$(cd .. && pwd)/shared/treebanks}"
-python -m mypy  # the type checker over the package (pyproject.toml), a few seconds
 python -m pytest "$@"
