@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import defaults
+from ..errors import Errors
 from ..trees.transforms import coarse_label
 from .mbr import DEFAULT_THRESHOLD, mbr_tree
 from .product import span_product
@@ -59,6 +60,9 @@ def combine_members(
     RETURNS (ParseResult): TOP over natural labels, with function tags where a member
         that keeps them supplies one.
     """
+    if decoder not in ("mbr", "product"):  # "dual" decodes trees, not marginals
+        expected = "mbr or product (dual decomposition is decode.dual's)"
+        raise ValueError(Errors.E012.format(name="decoder", value=decoder, expected=expected))
     categories = aligned([_categories(part, scheme) for part in parts])
     if decoder == "mbr":
         result = mbr_tree(

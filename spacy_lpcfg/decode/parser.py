@@ -36,7 +36,7 @@ from ..chart import CoarsePosteriors, inside_outside
 from ..chart.pruning import PruningCascade
 from ..errors import Errors, Warnings, excerpt
 from ..grammar import LPCFG, LexicalScores
-from ..grammar.model import ParsingModel
+from ..grammar.model import COARSE_GRAMMAR, ENSEMBLE, ParsingModel
 from ..grammar.symbols import PHRASAL
 from ..progress import progress as show_progress
 from ..trees.labels import get_scheme
@@ -86,8 +86,6 @@ MERGES = ("keep", "category")
 # an ensemble (``training["ensemble"]``), pruned once per sentence.
 ENSEMBLE_DECODERS = tuple(name for name, decoder in DECODERS.items() if decoder.joint)
 AUTO = defaults.DECODER
-ENSEMBLE = "ensemble"  # training key of an ensemble's members (estimators.noise)
-COARSE_GRAMMAR = "coarse_grammar"  # training key of the grammar to prune with
 UNKNOWN_TAG_EXAMPLES = 3  # unknown tags a warning names
 
 

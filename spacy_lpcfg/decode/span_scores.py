@@ -14,6 +14,7 @@ none, and a label the grammar does not have is never scored.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,15 +68,23 @@ class SpanScores:
     def symbol_columns(self, symbols: SymbolTable) -> np.ndarray:
         """int64[n_symbols]: each symbol's column in ``scores``; -1 for symbols that are
         no bracket (TOP, tags, intermediates) or whose label is not scored."""
-        names, column = grouped_names(symbols, PHRASAL)
-        index = {label: i for i, label in enumerate(self.labels)}
-        by_name = np.array([index.get(name, -1) for name in names] + [-1], dtype=np.int64)
-        return by_name[column]  # column -1 (not phrasal) picks the trailing -1
+        return _symbol_columns(self.labels, symbols)
 
     def check_length(self, n_words: int) -> None:
         if self.n_words != n_words:
             detail = f"scores for {self.n_words} words, the sentence has {n_words}"
             raise ValueError(Errors.E309.format(detail=detail))
+
+
+@functools.lru_cache(maxsize=256)
+def _symbol_columns(labels: tuple[str, ...], symbols: SymbolTable) -> np.ndarray:
+    """SpanScores.symbol_columns, cached: dual decomposition asks again every iteration."""
+    names, column = grouped_names(symbols, PHRASAL)
+    index = {label: i for i, label in enumerate(labels)}
+    by_name = np.array([index.get(name, -1) for name in names] + [-1], dtype=np.int64)
+    columns = by_name[column]  # column -1 (not phrasal) picks the trailing -1
+    columns.flags.writeable = False
+    return columns
 
 
 def add_to_rules(grammar: LPCFG, anchored: AnchoredScores, extra: SpanScores) -> AnchoredScores:

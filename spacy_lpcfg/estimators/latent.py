@@ -21,7 +21,7 @@ import numpy as np
 from ..defaults import LATENT
 from ..grammar import LPCFG
 from ..grammar.lexicon import Lexicon
-from ..grammar.model import Spectrum
+from ..grammar.model import COARSE_GRAMMAR, Spectrum
 from ..trees.nodes import TreebankNodes, flatten, node_rules
 from ..trees.transforms import TransformSpec, transform_treebank
 from ..trees.tree import Tree
@@ -29,8 +29,6 @@ from .base import BaseEstimator, check_number, check_random_state
 from .features import INSIDE_TEMPLATES, OUTSIDE_TEMPLATES, node_features
 from .mle import RuleCounts, TreebankEstimator, as_transform_spec, count_rules
 from .projections import Projections, fit_projections, requested_states, state_caps
-
-COARSE_GRAMMAR = "coarse_grammar"  # training key: the extra grammar the parser prunes with
 
 
 @dataclass(frozen=True)

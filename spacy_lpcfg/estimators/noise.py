@@ -28,7 +28,7 @@ import numpy as np
 
 from ..defaults import LATENT, NOISE
 from ..errors import Errors
-from ..grammar.model import ParsingModel
+from ..grammar.model import ENSEMBLE, ParsingModel
 from ..progress import progress
 from ..trees.tree import Tree
 from .base import check_choice, check_number, clone
@@ -38,7 +38,6 @@ from .mle import json_params
 from .projections import Projections
 
 NOISES = ("dropout", "gaussian", "multiplicative")
-ENSEMBLE = "ensemble"  # training key: the extra grammars decoded with the main one
 # "member 3/8:  25%|██▌       | [00:12<00:36]": the description counts the members
 MEMBER_BAR = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
 

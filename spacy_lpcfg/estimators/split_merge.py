@@ -49,12 +49,12 @@ import numpy as np
 from ..defaults import LATENT, LEXICON, SPLIT_MERGE
 from ..grammar import LPCFG
 from ..grammar.lexicon import Lexicon
+from ..grammar.model import COARSE_GRAMMAR
 from ..progress import progress
 from ..trees.nodes import TreebankNodes, flatten, node_rules
 from ..trees.transforms import TransformSpec, transform_treebank
 from ..trees.tree import Tree
 from .base import check_number, check_random_state
-from .latent import COARSE_GRAMMAR
 from .mle import RuleCounts, TreebankEstimator, as_transform_spec, count_rules
 
 KINDS = ("binary", "unary", "lexical")

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import srsly
 from spacy import util
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -125,28 +124,31 @@ class LPCFGBracketer(Pipe):
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = util.SimpleFrozenList()) -> bytes:
+        """The saved bracketer's files as one zip archive (``grammar.serialization``)."""
+        from ..grammar.serialization import pack_zip
+
         with tempfile.TemporaryDirectory() as folder:
             self.to_disk(folder)
-            files = {
-                str(file.relative_to(folder)): file.read_bytes()
-                for file in Path(folder).rglob("*")
-                if file.is_file()
-            }
-        return srsly.msgpack_dumps(files)
+            return pack_zip(
+                {
+                    file.relative_to(folder).as_posix(): file.read_bytes()
+                    for file in sorted(Path(folder).rglob("*"))
+                    if file.is_file()
+                }
+            )
 
     def from_bytes(
         self, bytes_data: bytes, *, exclude: Iterable[str] = util.SimpleFrozenList()
     ) -> LPCFGBracketer:
-        try:
-            files = srsly.msgpack_loads(bytes_data)
-        except Exception:  # msgpack's errors of a corrupt container
-            files = None
-        if not isinstance(files, dict) or not all(
-            isinstance(name, str) and isinstance(data, bytes) and ".." not in Path(name).parts
-            for name, data in files.items()
-        ):
-            detail = f"not the bytes of {type(self).__name__}.to_bytes()"
-            raise GrammarError(Errors.E207.format(source="bytes", detail=detail))
+        """Read ``to_bytes`` output. RAISES GrammarError: not such an archive."""
+        from ..grammar.serialization import unpack_zip
+
+        def fail(detail: str) -> GrammarError:
+            return GrammarError(Errors.E207.format(source="bytes", detail=detail))
+
+        files = unpack_zip(bytes(bytes_data), "bytes", fail)
+        if any(".." in Path(name).parts or Path(name).is_absolute() for name in files):
+            raise fail("a member's path leaves the archive")
         with tempfile.TemporaryDirectory() as folder:
             for name, data in files.items():
                 target = Path(folder, name)
