@@ -5,7 +5,7 @@ Usage: python benchmarks/bench_pipe_memory.py [--sentences 100000] [--model DIR]
 
 Pipeline: ``spacy.blank("en")`` + ``sentencizer`` + ``lpcfg_parser`` with the
 MLE model of the PTB sample train split (trained first, in a subprocess, with
-``spacy-lpcfg train ptb_sample``), or the model directory ``--model``. Text:
+``spacy-lpcfg train ptb_sample --estimator mle``), or the model directory ``--model``. Text:
 the sentences of the whole PTB sample (all splits, detokenised to plain text as
 in ``bench_spacy.py``), cycled until ``--sentences`` sentences, ``--per-doc``
 to a Doc, with paragraph breaks ("\\n\\n") inside Docs and a newline at the
@@ -87,7 +87,16 @@ def train_model(directory: Path) -> Path:
     """The MLE model of the PTB sample train split, trained by the CLI in a subprocess
     (so that training leaves nothing in this process's memory)."""
     model = directory / "mle_ptb_sample"
-    command = [sys.executable, "-m", "spacy_lpcfg", "train", "ptb_sample", str(model)]
+    command = [
+        sys.executable,
+        "-m",
+        "spacy_lpcfg",
+        "train",
+        "ptb_sample",
+        str(model),
+        "--estimator",
+        "mle",
+    ]
     command += ["--data-dir", str(data_dir())]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return model

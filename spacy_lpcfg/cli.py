@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 import warnings
 from contextlib import contextmanager
@@ -326,6 +327,14 @@ def _training_recipe(ctx: typer.Context, name: str | None):
             and given.get("estimator", base.estimator) != "clustering"
         ):
             _fail("--n-models needs --estimator clustering (noisy clustering models)")
+        own = [f"--{n.replace('_', '-')}" for n in ("binarization", "v_markov") if n in given]
+        own += ["--functions/--no-functions"] if "keep_functions" in given else []
+        if own and given.get("estimator", base.estimator) == "combined":
+            _fail(
+                f"{', '.join(own)} set the transforms of one model; the four-way combination "
+                "(train's default) gives each of its members its own: add --estimator mle, "
+                "clustering, spectral or split_merge to train one model"
+            )
         return replace(base, **given)
     except ValueError as err:  # an unknown recipe or estimator
         _fail(str(err))
@@ -402,6 +411,14 @@ def _read_training_trees(
     return trees, scheme
 
 
+def _input_errors() -> tuple[type[Exception], ...]:
+    """The errors that come from the user's data or options (reading, transforming,
+    fitting), which a command reports in one line."""
+    from .errors import DataNotFoundError, GrammarError, TransformError, TreebankFormatError
+
+    return (DataNotFoundError, TreebankFormatError, TransformError, GrammarError, ValueError)
+
+
 def _report_unknown_tags(parser) -> None:
     """Print the parser's unknown-tag warning (W010) for a whole run, if there is one."""
     message = parser.unknown_tags_warning()
@@ -417,6 +434,60 @@ def _unknown_tags_at_end(parser):
         warnings.filterwarnings("ignore", message=re.escape("[W010]"))
         yield
     _report_unknown_tags(parser)
+
+
+def _checkpoint_dir(model_dir: Path) -> Path:
+    """Where train keeps split-merge checkpoints: beside MODEL_DIR (``to_disk`` replaces
+    MODEL_DIR whole), under a name its clean-up of stale leftovers never matches."""
+    model_dir = model_dir.absolute()
+    return model_dir.parent / f".{model_dir.name}.checkpoints"
+
+
+def _read_dev(dev: str, corpus: str, data_dir: Path | None, encoding: str | None):
+    """--dev: a split of the named corpus, else a treebank path."""
+    from .corpora import CORPORA, SPLITS
+
+    if corpus in CORPORA and dev in SPLITS:
+        return _read_training_trees(corpus, dev, data_dir, encoding, None)[0]
+    return _read_training_trees(dev, "dev", data_dir, encoding, None)[0]
+
+
+def _fit_split_merge(
+    fitter, trees, dev_trees, model_dir: Path, resume: bool, scheme: str, quiet: bool
+):
+    """Fit with a checkpoint per cycle (and the cycle chosen on dev trees by EVALB F1)."""
+    from .decode import Parser
+    from .estimators.checkpoints import latest_cycle
+    from .evaluation import evaluate
+
+    folder = _checkpoint_dir(model_dir)
+    if resume and not quiet:
+        cycle = latest_cycle(folder)
+        where = f"from cycle {cycle}" if cycle else "from the start: no checkpoint"
+        typer.echo(f"resuming {where} ({folder})", err=True)
+
+    def dev_f1(model, dev):
+        return evaluate(Parser(model), dev, scheme=scheme).fscore
+
+    fitter.set_params(checkpoint_dir=str(folder))
+    return fitter.fit(trees, dev_trees, resume=resume, dev_scorer=dev_f1).model_
+
+
+def _resume_hint(model_dir: Path) -> None:
+    """After Ctrl-C: which cycle is checkpointed and how to go on."""
+    from .estimators.checkpoints import latest_cycle
+
+    cycle = latest_cycle(_checkpoint_dir(model_dir))
+    if cycle is None:
+        typer.echo("no split-merge cycle was complete: nothing to resume", err=True)
+        return
+    command = " ".join(sys.argv[1:]) if sys.argv[1:2] == ["train"] else "train ..."
+    resume = "" if "--resume" in sys.argv else " --resume"
+    typer.echo(
+        f"cycle {cycle} is checkpointed in {_checkpoint_dir(model_dir)}; go on from it with: "
+        f"spacy-lpcfg {command}{resume}",
+        err=True,
+    )
 
 
 @app.command()
@@ -486,6 +557,21 @@ def train(
         help=f"Split-merge cycles (split_merge: {defaults.SPLIT_MERGE.n_cycles}).",
         show_default=False,
     ),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        help="split_merge: go on from the last complete cycle of an interrupted run with "
+        "the same trees and options (each cycle is checkpointed in .MODEL_DIR.checkpoints "
+        "beside MODEL_DIR until the model is written).",
+    ),
+    dev: str | None = typer.Option(
+        None,
+        "--dev",
+        help="split_merge: a split of the named corpus (dev) or a treebank path; after each "
+        f"cycle, parse up to {defaults.SPLIT_MERGE.dev_sample} of its trees and keep the "
+        "cycle with the best F1.",
+        show_default=False,
+    ),
     n_models: int = typer.Option(
         1, "--n-models", help="Noisy clustering models decoded together (clustering)."
     ),
@@ -498,6 +584,20 @@ def train(
         defaults.NOISE.noise_scale,
         "--noise-scale",
         help="Dropout probability or relative noise deviation.",
+    ),
+    function_labeller: bool = typer.Option(
+        False,
+        "--function-labeller",
+        help="Also fit a function labeller (a logistic regression over each phrase's "
+        "category, head, parent and siblings) on the same trees and save it with the "
+        "model: parse, test and the spaCy component then put its function tags (NP-SBJ) "
+        "on every parse; best with --no-functions (a grammar with fewer symbols).",
+    ),
+    function_labels: str = typer.Option(
+        defaults.FUNCTION_LABELS,
+        "--function-labels",
+        help="With --function-labeller and a grammar that keeps function tags: whose tags "
+        "the parses get, labeller or grammar (its own).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
     quiet: bool = typer.Option(
@@ -512,18 +612,25 @@ def train(
     import time
 
     from .corpora import CORPORA
-    from .errors import DataNotFoundError, GrammarError, TransformError, TreebankFormatError
+    from .errors import GrammarError
     from .grammar.model import _check_replaceable
     from .progress import quiet as quiet_bars
 
     # Everything that can fail fails before the work starts.
     _check_limit(limit)
+    if function_labels not in defaults.FUNCTION_LABEL_SOURCES:
+        choices = ", ".join(defaults.FUNCTION_LABEL_SOURCES)
+        _fail(f"--function-labels must be one of {choices}, not {function_labels!r}", 2)
+    if function_labeller and ctx.params["estimator"] in BRACKETER_NAMES:
+        _fail("--function-labeller needs a grammar: the bracketers have no labels", 2)
     if ctx.params["estimator"] in BRACKETER_NAMES:
         _train_bracketer(
             ctx.params["estimator"], corpus, model_dir, split, data_dir, encoding, limit, quiet
         )
         return
     chosen = _training_recipe(ctx, recipe)
+    if (resume or dev is not None) and chosen.estimator != "split_merge":
+        _fail("--resume and --dev are options of --estimator split_merge", 2)
     _check_output_dir(model_dir)
     try:
         _check_replaceable(model_dir)  # a directory that is not a model is never replaced
@@ -538,34 +645,41 @@ def train(
             spec = chosen.transform_spec(scheme, language, head_rules)
             fitter = chosen.make_estimator(spec, language)
             start = time.perf_counter()
-            fitter.fit(trees)
+            if chosen.estimator == "split_merge":
+                dev_trees = None if dev is None else _read_dev(dev, corpus, data_dir, encoding)
+                model = _fit_split_merge(fitter, trees, dev_trees, model_dir, resume, scheme, quiet)
+            else:
+                model = fitter.fit(trees).model_
+            if function_labeller:
+                from .estimators.function_labels import attach_function_labeller
+
+                model = attach_function_labeller(model, trees, function_labels=function_labels)
             seconds = time.perf_counter() - start
-            fitter.model_.to_disk(model_dir)
+            model.to_disk(model_dir)
+            shutil.rmtree(_checkpoint_dir(model_dir), ignore_errors=True)
     except KeyboardInterrupt:
         # to_disk cleans up after itself: the previous model (if any) is untouched
         typer.echo(f"interrupted: no model written, {model_dir} is as it was", err=True)
+        if chosen.estimator == "split_merge":
+            _resume_hint(model_dir)
         raise typer.Exit(130) from None
-    except (
-        DataNotFoundError,
-        TreebankFormatError,
-        TransformError,
-        GrammarError,
-        ValueError,
-    ) as err:
+    except _input_errors() as err:
         _fail(str(err))
     except OSError as err:  # writing the model (reading errors are the ones above)
         _fail(f"cannot write the model to {model_dir}: {err.strerror or err}")
-    grammar = fitter.model_.grammar
+    grammar = model.grammar
     summary = {
         "model_dir": str(model_dir),
         "estimator": chosen.estimator,
         "recipe": recipe,
         "n_models": chosen.n_models,
+        "members": len(model.parts),  # models trained apart and decoded together
         "trees": len(trees),
         "symbols": grammar.n_symbols,
         "binary_rules": len(grammar.binary_rules),
         "unary_rules": len(grammar.unary_rules),
         "lexical_rules": len(grammar.lexical_rules),
+        "function_labeller": model.labeller is not None,
         "seconds": round(seconds, 3),
     }
     if as_json:
@@ -573,8 +687,10 @@ def train(
     elif not quiet:
         typer.echo(
             f"trained {chosen.estimator} on {len(trees)} trees in {seconds:.1f} s: "
-            f"{grammar.n_symbols} symbols, {len(grammar.binary_rules)} binary and "
-            f"{len(grammar.unary_rules)} unary rules -> {model_dir}",
+            + (f"{len(model.parts)} models, the first with " if len(model.parts) > 1 else "")
+            + f"{grammar.n_symbols} symbols, {len(grammar.binary_rules)} binary and "
+            f"{len(grammar.unary_rules)} unary rules"
+            f"{', a function labeller' if model.labeller else ''} -> {model_dir}",
             err=True,
         )
 
@@ -600,7 +716,9 @@ def combine(
     The models may differ in binarisation, Markov orders, function tags kept or
     stripped, estimator and lexicon; they must come from the same treebank (label
     scheme). Brackets are chosen on categories from all models; function labels
-    come from the models that keep them.
+    come from the models that keep them, or from a function labeller: the first
+    input trained with --function-labeller lends its labeller (and --function-labels
+    setting) to the combination.
     """
     from .decode.members import MEMBER_DECODERS
     from .errors import GrammarError
@@ -1036,6 +1154,161 @@ def render_command(
     page = html_page(pictures, title=title or f"Constituency trees: {name}")
     output.write_text(page, encoding="utf-8")
     typer.echo(f"{len(pictures)} tree(s) -> {output}", err=True)
+
+
+@app.command()
+def optimize(
+    corpus: str = typer.Argument(..., help="Corpus name or treebank path (the training trees)."),
+    output_dir: Path = typer.Argument(
+        ..., file_okay=False, help="Where the model, recipe.json and the trace go."
+    ),
+    dev: str | None = typer.Option(
+        None,
+        "--dev",
+        help="Dev treebank path (default: the corpus's dev split).",
+        show_default=False,
+    ),
+    split: str = typer.Option("train", "--split", help="Split of a named corpus to train on."),
+    dev_split: str = typer.Option("dev", "--dev-split", help="Split of a named corpus for dev."),
+    data_dir: Path | None = DATA_DIR_OPTION,
+    encoding: str | None = TREEBANK_ENCODING_OPTION,
+    limit: int | None = typer.Option(
+        None, "--limit", help="Train on the first N (>= 1) trees only.", show_default=False
+    ),
+    dev_limit: int | None = typer.Option(
+        None, "--dev-limit", help="Score on the first N (>= 1) dev trees only.", show_default=False
+    ),
+    holdout: float = typer.Option(
+        defaults.SEARCH.holdout,
+        "--holdout",
+        help="Share of the training trees the search scores on (0: score on dev).",
+    ),
+    search_limit: int | None = typer.Option(
+        None,
+        "--search-limit",
+        help="Search on about N training trees spread over the treebank, then fit the "
+        "chosen model on all (for large treebanks).",
+        show_default=False,
+    ),
+    language: str | None = typer.Option(
+        None,
+        "--language",
+        help=f"Language code (default: corpus's, else {defaults.LEXICON.language}).",
+    ),
+    max_states: int = typer.Option(
+        defaults.SEARCH.max_states, "--max-states", help="Most latent states of a symbol."
+    ),
+    beam: int = typer.Option(defaults.SEARCH.beam, "--beam", help="Beam size of the search."),
+    max_symbols: int | None = typer.Option(
+        defaults.SEARCH.max_symbols,
+        "--max-symbols",
+        help="Search the N most frequent symbols only (default: all with --min-count nodes).",
+        show_default=False,
+    ),
+    min_count: int = typer.Option(
+        defaults.SEARCH.min_count, "--min-count", help="Search symbols with this many nodes."
+    ),
+    n_models: int = typer.Option(
+        defaults.SEARCH.n_models, "--n-models", help="Members of the ensembles tried (1: none)."
+    ),
+    n_jobs: int = typer.Option(1, "--n-jobs", help="Processes scoring candidates."),
+    scheduler: str | None = typer.Option(
+        None,
+        "--scheduler",
+        help="Dask scheduler address (tcp://host:8786): score candidates on its workers.",
+        show_default=False,
+    ),
+    max_time: float | None = typer.Option(
+        None,
+        "--max-time",
+        help="Seconds for the whole search; then the best so far is kept.",
+        show_default=False,
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Go on from OUTPUT_DIR/trace.jsonl of an interrupted run."
+    ),
+    random_state: int = typer.Option(defaults.LATENT.random_state, "--random-state"),
+    as_json: bool = typer.Option(False, "--json", help="Print the recipe as JSON."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars, no summary."),
+) -> None:
+    """Search the recipe and the latent states per symbol on dev, and write the best model.
+
+    Tries the transforms (v = 1/2, function tags kept/stripped), searches the states of
+    each frequent symbol (Narayan & Cohen 2016), then noisy ensembles; every candidate
+    is scored by dev F1 and written to OUTPUT_DIR/trace.jsonl. OUTPUT_DIR/model is the
+    best model (function tags restored by a labeller if its grammar strips them),
+    OUTPUT_DIR/recipe.json what was chosen. Interrupted (Ctrl-C), run it again with
+    --resume: what was scored is not scored again.
+    """
+    from .corpora import CORPORA, open_treebank
+    from .progress import quiet as quiet_bars
+    from .search import check_search_options, write_result
+    from .search import optimize as run_search
+
+    for value in (limit, dev_limit, search_limit):
+        _check_limit(value)
+    try:
+        check_search_options(
+            max_states=max_states, beam=beam, min_count=min_count, n_models=n_models,
+            n_jobs=n_jobs, max_time=max_time, holdout=holdout, max_symbols=max_symbols,
+        )  # fmt: skip
+    except ValueError as err:
+        _fail(str(err))
+    _check_output_dir(output_dir)
+    if dev is None and corpus not in CORPORA:
+        _fail("a treebank path has no dev split: give the dev trees with --dev PATH")
+    language = language or (
+        CORPORA[corpus].lang if corpus in CORPORA else defaults.LEXICON.language
+    )
+    try:
+        with quiet_bars(quiet):
+            trees, scheme = _read_training_trees(corpus, split, data_dir, encoding, limit)
+            if dev is None:
+                gold, _ = open_treebank(corpus, dev_split, data_dir=data_dir, encoding=encoding)
+            else:
+                gold, _ = open_treebank(dev, None, encoding=encoding)
+            result = run_search(
+                trees,
+                gold[:dev_limit],
+                scheme=scheme,
+                language=language,
+                max_states=max_states,
+                beam=beam,
+                max_symbols=max_symbols,
+                min_count=min_count,
+                n_models=n_models,
+                n_jobs=n_jobs,
+                scheduler=scheduler,
+                max_time=max_time,
+                output_dir=output_dir,
+                resume=resume,
+                random_state=random_state,
+                holdout=holdout,
+                search_limit=search_limit,
+            )
+            write_result(result, output_dir)
+    except KeyboardInterrupt:
+        typer.echo(
+            f"interrupted: the candidates scored are in {output_dir}/trace.jsonl; "
+            "run the same command with --resume to go on",
+            err=True,
+        )
+        raise typer.Exit(130) from None
+    except _input_errors() as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(f"cannot write to {output_dir}: {err.strerror or err}")
+    recipe = result.recipe
+    if as_json:
+        _print_json(recipe)
+    elif not quiet:
+        typer.echo(
+            f"optimized in {recipe['seconds']:.0f} s ({recipe['evaluations']} candidates"
+            f"{'' if result.finished else ', the state search stopped by --max-time'}): "
+            f"{recipe['model']['kind']} model, dev F1 {recipe['dev_f1']:.2f}, transforms "
+            f"{recipe['transform']} -> {output_dir}/model",
+            err=True,
+        )
 
 
 def main() -> None:

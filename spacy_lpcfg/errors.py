@@ -120,6 +120,36 @@ class Errors(metaclass=_CodedMessages):
     E308 = "A product needs at least one grammar."
     E309 = "Invalid span scores: {detail} (expected float (n+1, n+1, L) finite scores)."
     E310 = "The {decoder} decoder takes no span scores; use one of: {known}."
+    # Split-merge training: checkpoints, resuming, cycles chosen on dev (E311-E329)
+    E311 = (
+        "Cannot resume split-merge training without a checkpoint folder: give the "
+        "estimator checkpoint_dir=... (the command line keeps one beside MODEL_DIR)."
+    )
+    E312 = (
+        "The split-merge checkpoint in {path} is damaged ({detail}). Remove that folder "
+        "to train from the first cycle."
+    )
+    E313 = (
+        "The split-merge checkpoint in {path} was written by another training run: "
+        "{detail}. Resume with the same trees and parameters, or remove that folder "
+        "(or train without resuming) to start again."
+    )
+    E314 = (
+        "The split-merge checkpoint in {path} has format version {found}, newer than this "
+        "version of spacy-lpcfg reads (up to {supported}). Upgrade spacy-lpcfg to resume "
+        "from it, or remove that folder to train from the first cycle."
+    )
+    E315 = (
+        "The split-merge checkpoint in {path} is at cycle {cycle}, beyond n_cycles="
+        "{n_cycles}: resume with n_cycles >= {cycle}, or remove that folder to train anew."
+    )
+    E316 = (
+        "Choosing the split-merge cycle on dev trees needs a dev_scorer: fit(trees, "
+        "dev_trees, dev_scorer=lambda model, trees: spacy_lpcfg.evaluate("
+        "spacy_lpcfg.decode.Parser(model), trees).fscore), or select_cycle_on_dev=False "
+        "to train without dev trees. (The estimators do not import the parser.)"
+    )
+    E317 = "The dev_scorer returned {value!r} for cycle {cycle}: expected a finite number."
 
     E401 = "Symbol merging needs {detail}."
     E402 = "Invalid pruning setting {name}={value!r}: {expected}"
@@ -157,6 +187,13 @@ class Errors(metaclass=_CodedMessages):
         "{name} in {source} has the unknown format version {found} (this version of "
         "spacy-lpcfg reads 1 to {supported}): the file is damaged or was not written by "
         "spacy-lpcfg. Restore it, " + RETRAIN
+    )
+    E216 = "Invalid function labeller: {detail}"
+    E217 = (
+        "Cannot load the function labeller of {source}: {detail}. Retrain it with "
+        "spacy-lpcfg train CORPUS MODEL_DIR --function-labeller, or remove the model's "
+        "function_labeller files and its cfg.json entries 'function_labeller' and "
+        "'function_labels' to parse without it."
     )
     # Unsupervised bracketers (E250-E259)
     E250 = (
@@ -216,6 +253,17 @@ class Errors(metaclass=_CodedMessages):
         "chart items whose posterior is at most this, so it is a number with 0 <= t < 1 (0 "
         "keeps every item with a non-zero posterior; null: the parser's default, {default})."
     )
+    E514 = (
+        "Invalid function_labeller {value} for '{name}': use true (fit a function labeller "
+        "in initialize), false, or a block [components.{name}.function_labeller] with "
+        '@misc = "spacy_lpcfg.FunctionLabeller.v1".'
+    )
+    E515 = (
+        "'{name}' reads its grammar from the model directory '{path}', so it cannot fit a "
+        "function labeller (function_labeller): train the model with one (spacy-lpcfg train "
+        "CORPUS MODEL_DIR --function-labeller), or leave 'model' unset to fit both in "
+        "initialize."
+    )
     # Tree pictures (E700-E719)
     E700 = "Unknown picture option(s): {names}. Options: {known}"
     E701 = "Invalid value {value} for picture option '{name}': expected {expected}."
@@ -226,6 +274,18 @@ class Errors(metaclass=_CodedMessages):
     )
     E704 = "Nothing to draw: no tree in {what}."
     E705 = "No span group '{key}' on this Doc to draw; its span groups: {known}."
+
+    # The search: optimize and LatentStateSearch (E801-E829)
+    E801 = "{path} is not a search trace (its first line should name the trace version)."
+    E802 = (
+        "{path} is the trace of another search (other training or dev trees, or other "
+        "settings): cannot resume from it. Remove it, or start the search with the "
+        "settings that wrote it."
+    )
+    E803 = "{path}, line {line}: not a scored candidate (a damaged trace)."
+    E804 = "The state search scores candidates on dev trees: give fit() at least one dev tree."
+    E805 = "Nothing to optimize: the transforms tried must be a non-empty list, got {value!r}."
+    E806 = "Cannot reach the Dask scheduler at {address}: {error}"
 
 
 class Warnings(metaclass=_CodedMessages):

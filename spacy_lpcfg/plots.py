@@ -118,3 +118,37 @@ def _matplotlib():
     except ImportError:
         raise ImportError(MATPLOTLIB_MISSING) from None
     return Figure, FigureCanvasAgg
+
+
+def plot_trace(records: Sequence[dict], output: str | Path, *, title: str | None = None) -> Path:
+    """Draw a search's dev F1 against evaluations (``optimize``'s trace): a point per
+    candidate, coloured by stage, and the best so far as a line.
+
+    records (Sequence[dict]): the trace's records (``stage``, ``dev_f1``).
+    output (str | Path): the PNG file to write (its folder is created).
+    RETURNS (Path): the file written.
+    RAISES ImportError: matplotlib is not installed.
+    """
+    figure_class, canvas_class = _matplotlib()
+    figure = figure_class(figsize=(8, 5), dpi=100)
+    canvas_class(figure)
+    axes = figure.add_subplot()
+    scores = np.array([float(record["dev_f1"]) for record in records])
+    evaluations = np.arange(1, len(scores) + 1)
+    for stage in dict.fromkeys(record["stage"] for record in records):
+        mask = np.array([record["stage"] == stage for record in records])
+        axes.plot(evaluations[mask], scores[mask], ".", label=stage, alpha=0.6)
+    if len(scores):
+        axes.plot(evaluations, np.maximum.accumulate(scores), "-", color="black", label="best")
+        low = np.percentile(scores, 5)  # a coarse value of 1 state can fall far below
+        axes.set_ylim(low - 0.5, scores.max() + 0.5)
+    axes.set_xlabel("candidates scored")
+    axes.set_ylabel("dev F1")
+    axes.set_title(title or "Search: dev F1 of each candidate")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(output, format="png")
+    return output

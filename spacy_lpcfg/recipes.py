@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .estimators.base import BaseEstimator
     from .trees.transforms import TransformSpec
 
-ESTIMATORS = ("mle", "spectral", "clustering", "split_merge")
+ESTIMATORS = ("mle", "spectral", "clustering", "split_merge", "combined")
 TRANSFORM_SETTINGS = ("binarization", "h_markov", "v_markov", "keep_functions")
 
 
@@ -39,7 +39,10 @@ class Recipe:
     """How to train a model: the estimator, the hyperparameters the CLI exposes, the
     transforms. Unset values are the defaults of ``defaults.py``.
 
-    estimator (str): "mle", "spectral", "clustering" or "split_merge".
+    estimator (str): "mle", "spectral", "clustering", "split_merge" or "combined" (Le
+        Roux et al.'s four clustering models, binarised left and right, function tags
+        kept and stripped, decoded together; their transforms are fixed, and the
+        recipe's give only h_markov, the label scheme and head rules).
     n_states (int | None): latent states per symbol; None: the estimator's default.
         (split_merge: the data decides; see n_cycles.)
     n_cycles (int | None): split-merge cycles; None: the estimator's default.
@@ -141,6 +144,11 @@ class Recipe:
             return SplitMergeEstimator(**latent)
         if self.n_states is not None:
             latent["n_states"] = self.n_states
+        if self.estimator == "combined":
+            from .estimators.combined import four_way_estimator
+
+            transform = latent.pop("transform")
+            return four_way_estimator(**latent).set_params(transform=transform, language=language)
         if self.estimator == "spectral":
             return SpectralEstimator(**latent)
         member = ClusteringEstimator(**latent)

@@ -117,7 +117,9 @@ def test_cli_evaluate_spmrl_nan_is_null(evalb_case):
 @pytest.fixture(scope="module")
 def mle_model_dir(tmp_path_factory, data_dir):
     model_dir = tmp_path_factory.mktemp("models") / "mle"
-    result = _invoke("train", "ptb_sample", model_dir, "--data-dir", data_dir, "--json")
+    result = _invoke(
+        "train", "ptb_sample", model_dir, "--estimator", "mle", "--data-dir", data_dir, "--json"
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["trees"] == 3396 and summary["symbols"] > 1000

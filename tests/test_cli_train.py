@@ -122,7 +122,7 @@ def test_train_summary_line_and_quiet(tmp_path, treebank):
     # stderr is not a terminal here: no bars, only the summary line
     assert loud.stderr.count("\n") == 1 and "\r" not in loud.stderr
     assert re.fullmatch(
-        rf"trained mle on 4 trees in [0-9.]+ s: .* -> {re.escape(str(model_dir))}\n",
+        rf"trained combined on 4 trees in [0-9.]+ s: 4 models, .* -> {re.escape(str(model_dir))}\n",
         loud.stderr,
     ), loud.stderr
     silent = _invoke("train", treebank, model_dir, "--quiet")
@@ -322,7 +322,7 @@ def test_ctrl_c_while_fitting_exits_130_and_keeps_the_model(tmp_path, treebank, 
         raise KeyboardInterrupt
 
     monkeypatch.setattr(MLEEstimator, "fit", interrupted)
-    result = _invoke("train", treebank, model_dir)
+    result = _invoke("train", treebank, model_dir, "--estimator", "mle")
     message = _fails_cleanly(result, "interrupted", str(model_dir), code=130)
     assert not message.startswith("error")
     assert _snapshot(model_dir) == before and _leftovers(tmp_path) == []
@@ -365,7 +365,8 @@ main()
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT is POSIX-only")
 def test_sigint_exits_130_with_one_line(tmp_path, treebank):
     process = subprocess.Popen(
-        [sys.executable, "-c", SLOW_FIT, "train", str(treebank), str(tmp_path / "m")],
+        [sys.executable, "-c", SLOW_FIT, "train", str(treebank), str(tmp_path / "m")]
+        + ["--estimator", "mle"],
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -126,7 +126,7 @@ def test_defaults_train_options_are_the_recipe_defaults():
 def test_defaults_recipe_defaults_are_the_estimators_and_transforms_defaults():
     recipe = Recipe()
     spec = transform_defaults()
-    assert recipe.estimator == defaults.ESTIMATOR == MLEEstimator.name
+    assert recipe.estimator == defaults.ESTIMATOR == "combined"
     assert recipe.n_states is None  # each latent estimator's own
     assert recipe.n_models == 1  # one model, no ensemble
     for name in ("binarization", "h_markov", "v_markov", "keep_functions"):
@@ -148,16 +148,22 @@ def test_defaults_train_help_names_the_latent_estimators_n_states():
 
 
 def test_defaults_train_without_options_builds_the_default_estimator():
+    from spacy_lpcfg.estimators.combined import four_way_estimator
+
     made = Recipe().make_estimator()
-    assert type(made) is MLEEstimator
-    assert made.get_params() == MLEEstimator().get_params()
+    expected = four_way_estimator().set_params(transform=TransformSpec())
+    members = [member.get_params() for member in made.estimators]
+    assert members == [member.get_params() for member in expected.estimators]
+    assert members[0] == ClusteringEstimator().get_params()  # every default its own
+    for name in ("member_transforms", "transform", "decoder", "language"):
+        assert made.get_params()[name] == expected.get_params()[name], name
 
 
 def test_defaults_component_uses_the_same_defaults():
     meta = spacy.blank("en").get_factory_meta("lpcfg_parser")
     config = meta.default_config
     estimator = registry.misc.get(config["estimator"]["@misc"])()
-    assert estimator.name == defaults.ESTIMATOR
+    # the component's default block trains the MLE grammar (a config names its estimator)
     assert estimator.get_params() == MLEEstimator().get_params()
     spec = transform_defaults()
     transforms = config["transforms"]
@@ -166,3 +172,20 @@ def test_defaults_component_uses_the_same_defaults():
     }
     assert config["decoder"] == defaults.DECODER
     assert config["max_length"] == defaults.MAX_LENGTH
+
+
+def test_the_search_reads_its_section():
+    from spacy_lpcfg.search import LatentStateSearch, optimize
+
+    search = dataclasses.asdict(defaults.SEARCH)
+    command = typer.main.get_command(app).commands["optimize"]  # type: ignore[attr-defined]
+    options = {param.name: param.default for param in command.params}
+    functions = signature_defaults(optimize)
+    estimator = signature_defaults(LatentStateSearch.__init__)
+    for name, value in search.items():
+        assert functions[name] == value, name
+        if name in ("max_states", "beam", "coarse_step", "max_symbols", "min_count"):
+            assert estimator[name] == value, name
+        if name in ("max_states", "beam", "max_symbols", "min_count", "n_models"):
+            assert options[name] == value, name
+    assert functions["n_states"] == defaults.CLUSTERING.n_states

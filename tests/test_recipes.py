@@ -15,8 +15,10 @@ from typer.testing import CliRunner
 import spacy_lpcfg.pipeline.registry  # noqa: F401  (registers the recipe's functions)
 from spacy_lpcfg.cli import app
 from spacy_lpcfg.estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
+from spacy_lpcfg.estimators.combined import FOUR_SETTINGS, CombinedEstimator
 from spacy_lpcfg.estimators.mle import json_params
 from spacy_lpcfg.estimators.noise import NoisyEnsemble
+from spacy_lpcfg.grammar.model import ParsingModel
 from spacy_lpcfg.recipes import RECIPES, RECOMMENDED, Recipe, get_recipe
 from spacy_lpcfg.trees.transforms import TransformSpec
 
@@ -79,7 +81,14 @@ def test_recipes_recommended_builds_a_noisy_ensemble_of_clustering_models():
 
 def test_recipes_make_the_cli_estimators():
     spec = TransformSpec(binarization="left")
-    assert type(Recipe().make_estimator(spec)) is MLEEstimator
+    assert type(Recipe(estimator="mle").make_estimator(spec)) is MLEEstimator
+    default = Recipe().make_estimator(spec, "is")  # train's default: the four-way combination
+    assert type(default) is CombinedEstimator and default.transform is spec
+    assert default.member_transforms == [dict(s) for s in FOUR_SETTINGS]
+    assert default.language == "is"
+    for member in default.estimators:
+        assert type(member) is ClusteringEstimator
+        assert (member.n_states, member.random_state, member.language) == (16, 0, "is")
     spectral = Recipe(estimator="spectral", n_states=4, random_state=3).make_estimator(spec, "is")
     assert type(spectral) is SpectralEstimator
     assert (spectral.n_states, spectral.random_state, spectral.language) == (4, 3, "is")
@@ -207,14 +216,17 @@ def test_recipes_cli_options_replace_the_recipes_values(tmp_path, data_dir):
     assert trained["params"] == described(chosen.make_estimator(spec))
 
 
-def test_recipes_cli_default_is_unchanged(tmp_path, data_dir):
-    model_dir = tmp_path / "mle"
-    result = _invoke("train", "ptb_sample", model_dir, "--limit", "5", "--data-dir", data_dir)
+def test_recipes_cli_default_is_the_four_way_combination(tmp_path, data_dir):
+    model_dir = tmp_path / "default"
+    result = _invoke("train", "ptb_sample", model_dir, "--limit", "40", "--data-dir", data_dir)
     assert result.exit_code == 0, result.output
-    spec = TransformSpec(scheme="penn", head_rules="collins")
-    trained = _trained_params(model_dir)
-    assert trained["name"] == "mle"
-    assert trained["params"] == json_params(MLEEstimator(transform=spec))
+    model = ParsingModel.from_disk(model_dir)
+    settings = [
+        {name: getattr(part.transform, name) for name in FOUR_SETTINGS[0]} for part in model.parts
+    ]
+    assert settings == [dict(s) for s in FOUR_SETTINGS]
+    assert {part.estimator for part in model.parts} == {"clustering"}
+    assert model.decoder == "product"
 
 
 @pytest.mark.parametrize(
@@ -252,3 +264,10 @@ def test_project_combined_config_builds_the_four_settings():
         isinstance(member, ClusteringEstimator) and member.n_states == 16
         for member in estimator.estimators
     )
+
+
+def test_recipes_cli_one_models_transforms_need_one_model(tmp_path):
+    result = _invoke("train", tmp_path / "missing.mrg", tmp_path / "m", "--no-functions")
+    assert result.exit_code == 1
+    assert "--functions/--no-functions set the transforms of one model" in result.output
+    assert "--estimator mle" in result.output and not (tmp_path / "m").exists()

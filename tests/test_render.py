@@ -345,7 +345,7 @@ def model_dir(tmp_path_factory, data_dir) -> Path:
     if (SHARED_MODEL / "cfg.json").exists():
         return SHARED_MODEL
     path = tmp_path_factory.mktemp("models") / "mle"
-    result = _invoke("train", "ptb_sample", path, "--data-dir", data_dir)
+    result = _invoke("train", "ptb_sample", path, "--estimator", "mle", "--data-dir", data_dir)
     assert result.exit_code == 0, result.output
     return path
 

@@ -16,10 +16,14 @@ it, in this order:
 
 Sentences longer than ``max_length`` words skip straight to ``flat`` (counted
 as ``too_long``): chart memory grows with the square of the length.
+
+A model with a function labeller (``ParsingModel.active_labeller``) has it put
+function tags on every parse, fallbacks included, before the parse is returned.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import threading
@@ -209,6 +213,10 @@ class Parser:
         first sentence with one warns (W010, once per parser), and ``unknown_tags``
         counts every such token by tag (``unknown_tags_warning()`` sums them up).
     max_length (int): longer sentences get a flat tree. Defaults to ``defaults.MAX_LENGTH``.
+
+    The model's function labeller, when it is to label (``ParsingModel.active_labeller``:
+    the grammar strips function tags, or the model's ``function_labels`` is
+    "labeller"), puts its function tags on every parse (``labeller``).
     """
 
     def __init__(
@@ -240,19 +248,22 @@ class Parser:
         self._unknown_tag_words: dict[str, str] = {}  # the first word seen with each
         self._warned_unknown_tags = False
         # Seconds spent per stage ("lexicon", "pruning": the coarse passes, "chart": the
-        # final grammar's inside-outside, "decode": decoder and tree), for benchmarks.
+        # final grammar's inside-outside, "decode": decoder and tree, "labeller": the
+        # function labeller), for benchmarks.
         self.seconds: Counter[str] = Counter()
         # Dual decomposition: "sentences", "certificates" and "iterations" (sums).
         self.dual: Counter[str] = Counter()
         self.known_tags = _grammar_tags(model.grammar)
         self.pipeline = model.pipeline
+        self.labeller = model.active_labeller
         # Parsing changes nothing but these statistics: one lock, so that threads may
         # share a parser (the chart kernels release the GIL).
         self._lock = threading.Lock()
         # A model with members: one parser per part, each with its own cascade.
         self._parts: list[Parser] = []
         if model.members:
-            self.decoder = model.decoder if decoder == AUTO else decoder
+            # the decoder stored with the members (a model with members always has one)
+            self.decoder: str = default_decoder(model) if decoder == AUTO else decoder
             if self.decoder not in MEMBER_DECODERS:
                 expected = "one of " + ", ".join(MEMBER_DECODERS)
                 raise ValueError(
@@ -315,6 +326,16 @@ class Parser:
             )
         if tags is not None and self.use_tags != "ignore":
             self._note_unknown_tags(words, tags)
+        parse = self._decoded(words, tags, start)
+        if self.labeller is None:
+            return parse
+        start = time.perf_counter()
+        tree = self.labeller.label([parse.tree])[0]
+        self._add("seconds", "labeller", time.perf_counter() - start)
+        return dataclasses.replace(parse, tree=tree)
+
+    def _decoded(self, words: list[str], tags: Sequence[str | None] | None, start: float) -> Parse:
+        """The parse, before the function labeller (``start``: when parsing began)."""
         if self._parts:
             return self._parse_members(words, tags)
         lexicals, coarse_lexical = self._lexicals(words, tags, start)
@@ -481,8 +502,8 @@ class Parser:
             (part, marginals) for part, (marginals, _) in zip(self._parts, found) if marginals
         ]
         if not parsed:  # every part failed: the first part's own fallback (a flat tree)
-            parse = self._parts[0].parse(words, tags)  # counts its fallback here (shared)
-            return parse
+            # counts its fallback here (shared); its unknown tags were noted here already
+            return self._parts[0]._decoded(words, tags, time.perf_counter())
         start = time.perf_counter()
         result = combine_members(
             [marginals for _, marginals in parsed],

@@ -81,6 +81,12 @@ class ClusteringEstimator(LatentEstimator):
 
     name = "clustering"
 
+    smoothing: float
+    lexical_smoothing: float
+    n_init: int
+    init: str
+    max_iter: int
+
     def __init__(
         self,
         *,
@@ -222,7 +228,6 @@ def cluster_nodes(
     RETURNS (tuple[np.ndarray, np.ndarray]): int64[N] the state of each node, and
         int64[n_symbols] the states used per symbol (empty clusters are dropped).
     """
-    from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 
     n_symbols = len(n_states)
@@ -234,30 +239,57 @@ def cluster_nodes(
     # more than they save there (ten times more on a shared two-core machine).
     with threadpool_limits(limits=1):
         for a in progress(symbols, desc="k-means", unit="symbol"):
-            points = normalised_projections(projections, a)
-            k = min(int(n_states[a]), len(np.unique(points, axis=0)))
-            if k < 2:
-                continue
-            kmeans = KMeans(
-                n_clusters=k,
+            labels = cluster_symbol(
+                projections,
+                a,
+                int(n_states[a]),
                 n_init=n_init,
                 init=init,
                 max_iter=max_iter,
-                random_state=int(seeds[a]),
+                seed=int(seeds[a]),
             )
-            labels = kmeans.fit_predict(points)
-            # number the clusters by first occurrence, so that equal fits give equal grammars
-            _, first = np.unique(labels, return_index=True)
-            renumber = np.empty(labels.max() + 1, dtype=np.int64)
-            renumber[labels[np.sort(first)]] = np.arange(len(first))
-            states[projections.nodes_of(a)] = renumber[labels]
-            used[a] = len(first)
+            states[projections.nodes_of(a)] = labels
+            used[a] = labels.max() + 1 if len(labels) else 1
     return states, used
 
 
-def normalised_projections(projections: Projections, symbol: int) -> np.ndarray:
-    """float64 (N_a, 2 m_a): [y / |y| ; z / |z|] of the symbol's nodes (zero rows stay zero)."""
-    y, z = projections.inside[symbol], projections.outside[symbol]
+def cluster_symbol(
+    projections: Projections,
+    symbol: int,
+    n_clusters: int,
+    *,
+    n_init: int,
+    init: str,
+    max_iter: int,
+    seed: int,
+) -> np.ndarray:
+    """k-means on one symbol's normalised projections, truncated to ``n_clusters``
+    dimensions (a no-op on projections already truncated by ``Projections.truncated``).
+
+    RETURNS (np.ndarray): int64[N_a], the state of each of the symbol's nodes (in
+        ``projections.nodes_of(symbol)`` order), numbered by first occurrence so that
+        equal fits give equal grammars; all 0 when fewer than two distinct points.
+    """
+    from sklearn.cluster import KMeans
+
+    points = normalised_projections(projections, symbol, n_clusters)
+    k = min(n_clusters, len(np.unique(points, axis=0)))
+    if k < 2:
+        return np.zeros(len(points), dtype=np.int64)
+    kmeans = KMeans(n_clusters=k, n_init=n_init, init=init, max_iter=max_iter, random_state=seed)
+    labels = kmeans.fit_predict(points)
+    _, first = np.unique(labels, return_index=True)
+    renumber = np.empty(labels.max() + 1, dtype=np.int64)
+    renumber[labels[np.sort(first)]] = np.arange(len(first))
+    return renumber[labels]
+
+
+def normalised_projections(
+    projections: Projections, symbol: int, rank: int | None = None
+) -> np.ndarray:
+    """float64 (N_a, 2 m_a): [y / |y| ; z / |z|] of the symbol's nodes (zero rows stay
+    zero), y and z cut to their first ``rank`` dimensions (None: all)."""
+    y, z = projections.inside[symbol][:, :rank], projections.outside[symbol][:, :rank]
     return np.hstack([_unit_rows(y), _unit_rows(z)])
 
 

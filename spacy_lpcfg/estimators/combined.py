@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..defaults import LEXICON
+from ..defaults import CLUSTERING, LATENT, LEXICON
 from ..errors import Errors
 from ..grammar.model import combine_models
 from ..progress import progress
@@ -112,3 +112,29 @@ class CombinedEstimator(BaseEstimator):
         self.estimators_ = members
         self.model_ = combine_models([member.model_ for member in members], self.decoder)
         return self
+
+
+def four_way_estimator(
+    n_states: int = CLUSTERING.n_states,
+    random_state: int | None = LATENT.random_state,
+    decoder: str | None = None,
+    **member_params: Any,
+) -> CombinedEstimator:
+    """Le Roux et al. (2013)'s four settings as clustering L-PCFGs (``FOUR_SETTINGS``):
+    binarised right and left, function tags kept (v = 2) and stripped (v = 1), combined.
+
+    n_states (int): latent states per symbol of every member.
+    random_state (int | None): seeds every member's SVD and k-means.
+    decoder (str | None): how the members combine; None: product.
+    member_params: other ClusteringEstimator parameters of every member (rare_threshold...).
+    RETURNS (CombinedEstimator): the unfitted estimator.
+    """
+    from .clustering import ClusteringEstimator
+
+    members = [
+        ClusteringEstimator(n_states=n_states, random_state=random_state, **member_params)
+        for _ in FOUR_SETTINGS
+    ]
+    return CombinedEstimator(
+        estimators=members, member_transforms=[dict(s) for s in FOUR_SETTINGS], decoder=decoder
+    )

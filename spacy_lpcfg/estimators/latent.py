@@ -175,6 +175,14 @@ class LatentEstimator(TreebankEstimator, ProjectingEstimator):
     and ``projected_`` (ProjectedTreebank, to estimate other sizes with ``fit_projected``).
     """
 
+    n_states: int | Mapping[str, int]
+    transform: TransformSpec | Mapping | None
+    kappa: float
+    word_threshold: int
+    min_count_per_state: float
+    singular_value_threshold: float
+    random_state: int | np.random.Generator | None
+
     def _check_params(self) -> None:
         """Raise ValueError for a bad shared parameter (before any long computation)."""
         self._make_lexicon()  # checks the lexicon parameters

@@ -17,7 +17,8 @@ the latent states learn the context) and repeats a cycle (DESIGN.md 6.4):
    parser's smoothing phase does.
 
 The E-step is ``em_kernels.inside_outside_nodes`` over the whole treebank (or
-over shards of it in ``n_jobs`` processes; their counts are summed). The M-step
+over shards of it in ``n_jobs`` threads or processes, or on Dask workers, which
+keep their shards for the whole fit: ``em_shards``; the counts are summed). The M-step
 normalises expected counts per parent state; merging sums the expected counts
 of the merged states, which is the M-step of the merged grammar (Petrov's
 merged weights are the sub-states' weights averaged by their expected counts).
@@ -36,28 +37,46 @@ grammar for pruning (``extra_grammars[0]``, ``training["coarse_grammar"]``).
 Grammars during training are ``EMGrammar``s: states per symbol and dense
 weight blocks per rule laid out as in ``grammar.lpcfg`` (lexical rules over
 training entries).
+
+With ``checkpoint_dir``, each complete cycle is checkpointed (``checkpoints``:
+the grammar, the random generator, the history) and ``fit(..., resume=True)``
+goes on from the last one to the grammar an uninterrupted fit gives. With dev
+trees (and a ``dev_scorer``: the estimators do not import the parser, DESIGN.md
+2), the model of each cycle parses a sample of them and the best cycle's grammar
+is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..defaults import LATENT, LEXICON, SPLIT_MERGE
+from ..errors import Errors
 from ..grammar import LPCFG
 from ..grammar.lexicon import Lexicon
-from ..grammar.model import COARSE_GRAMMAR
+from ..grammar.model import COARSE_GRAMMAR, ParsingModel
 from ..progress import progress
 from ..trees.nodes import TreebankNodes, flatten, node_rules
 from ..trees.transforms import TransformSpec, transform_treebank
 from ..trees.tree import Tree
 from .base import check_number, check_random_state
-from .mle import RuleCounts, TreebankEstimator, as_transform_spec, count_rules
+from .checkpoints import (
+    Checkpoint,
+    CheckpointFolder,
+    CycleState,
+    array_fingerprint,
+    generator_state,
+    restore_generator,
+    tree_fingerprint,
+)
+from .em_shards import KINDS, EStep, ShardedTreebank, keyboard_interrupts
+from .mle import RuleCounts, TreebankEstimator, as_transform_spec, count_rules, json_params
 
-KINDS = ("binary", "unary", "lexical")
 # Petrov et al. (2006) start from the X-bar grammar (no parent or sibling context) and let
 # the latent states learn the context. On ptb_sample (4 cycles, 20 + 10 EM iterations,
 # full train) it gave dev / test F1 86.04 / 85.17, against 83.85 / 81.51 with the other
@@ -292,169 +311,6 @@ def merge_grammar(
     return m_step(treebank, new_n_states, merged_counts, smoothing, lexical_smoothing)
 
 
-# The E-step over shards ---------------------------------------------------------------
-
-
-class EStep(NamedTuple):
-    """What an E-step returns.
-
-    log_likelihood (float): of the gold trees under the grammar.
-    counts (dict[str, np.ndarray]): expected counts, laid out like the weights.
-    state_counts (np.ndarray): float64[sum(n_states)], expected nodes per symbol state.
-    """
-
-    log_likelihood: float
-    counts: dict[str, np.ndarray]
-    state_counts: np.ndarray
-
-
-def tree_shards(treebank: EMTreebank, n_shards: int) -> list[dict[str, np.ndarray]]:
-    """The node arrays of ``n_shards`` runs of whole trees with about as many nodes
-    each, children re-numbered within the shard."""
-    nodes = treebank.nodes
-    roots = np.flatnonzero(nodes.parent < 0)
-    cuts = np.searchsorted(roots, np.linspace(0, len(nodes), n_shards + 1)[1:-1])
-    bounds = np.unique(np.concatenate([[0], roots[np.minimum(cuts, len(roots) - 1)], [len(nodes)]]))
-    shards = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        left, right = nodes.left[lo:hi], nodes.right[lo:hi]
-        shards.append(
-            {
-                "symbol": nodes.symbol[lo:hi],
-                "left": np.where(left >= 0, left - lo, -1),
-                "right": np.where(right >= 0, right - lo, -1),
-                "is_root": nodes.parent[lo:hi] < 0,
-                "node_rule": treebank.node_rule[lo:hi],
-            }
-        )
-    return shards
-
-
-def shard_pass(
-    shard: Mapping[str, np.ndarray],
-    n_states: np.ndarray,
-    weights: Mapping[str, np.ndarray],
-    offsets: Mapping[str, np.ndarray],
-    *,
-    pair_share: np.ndarray | None = None,
-    tokens: bool = False,
-):
-    """Inside-outside over one shard.
-
-    pair_share (np.ndarray | None): given, RETURNS the merge losses of the shard's nodes
-        (``em_kernels.merge_losses``) instead of counts.
-    tokens (bool): RETURNS the posteriors over the states of each leaf (flat, node order).
-    RETURNS (EStep): otherwise.
-    """
-    from .em_kernels import inside_outside_nodes, merge_losses
-
-    state_start = np.concatenate([[0], np.cumsum(n_states)[:-1]]).astype(np.int64)
-    result = inside_outside_nodes(
-        shard["symbol"],
-        shard["left"],
-        shard["right"],
-        shard["is_root"],
-        shard["node_rule"],
-        n_states,
-        state_start,
-        offsets["binary"],
-        weights["binary"],
-        offsets["unary"],
-        weights["unary"],
-        offsets["lexical"],
-        weights["lexical"],
-    )
-    inside, outside, _, _, log_likelihood, binary, unary, lexical, state_counts = result
-    if pair_share is not None:
-        is_split = n_states % 2 == 0  # right after a split: every symbol but TOP
-        return merge_losses(
-            shard["symbol"], n_states, state_start, is_split, inside, outside, pair_share
-        )
-    if tokens:
-        node_states = n_states[shard["symbol"]]
-        leaf = np.repeat((shard["left"] < 0) & (shard["right"] < 0), node_states)
-        node_of_value = np.repeat(np.arange(len(node_states)), node_states)
-        product = inside * outside
-        total = np.bincount(node_of_value, product, minlength=len(node_states))
-        return (product / total[node_of_value])[leaf]
-    return EStep(
-        log_likelihood, {"binary": binary, "unary": unary, "lexical": lexical}, state_counts
-    )
-
-
-class ShardedTreebank:
-    """Runs ``shard_pass`` over the shards of a treebank, in joblib processes when
-    ``n_jobs > 1``. As a context manager it keeps one ``joblib.Parallel`` for all
-    its passes (starting one per pass doubled the time of an E-step)."""
-
-    def __init__(self, treebank: EMTreebank, n_jobs: int):
-        self.treebank = treebank
-        self.n_jobs = n_jobs
-        self.shards = tree_shards(treebank, n_jobs)
-        self._parallel = None
-
-    def __enter__(self) -> ShardedTreebank:
-        if self.n_jobs > 1:
-            from joblib import Parallel
-
-            self._parallel = Parallel(n_jobs=self.n_jobs).__enter__()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        if self._parallel is not None:
-            self._parallel.__exit__(*exc_info)
-            self._parallel = None
-
-    def _map(self, grammar: EMGrammar, **options) -> list:
-        offsets = {kind: grammar.offsets(self.treebank, kind) for kind in KINDS}
-        args = (grammar.n_states, grammar.weights, offsets)
-        if self.n_jobs == 1:
-            return [shard_pass(shard, *args, **options) for shard in self.shards]
-        from joblib import Parallel, delayed
-
-        jobs = (delayed(shard_pass)(shard, *args, **options) for shard in self.shards)
-        return (self._parallel or Parallel(n_jobs=self.n_jobs))(jobs)
-
-    def e_step(self, grammar: EMGrammar) -> EStep:
-        """Expected counts and log-likelihood over the whole treebank."""
-        parts = self._map(grammar)
-        if len(parts) == 1:
-            return parts[0]
-        return EStep(
-            float(sum(part.log_likelihood for part in parts)),
-            {kind: _total(part.counts[kind] for part in parts) for kind in KINDS},
-            _total(part.state_counts for part in parts),
-        )
-
-    def merge_losses(self, grammar: EMGrammar, state_counts: np.ndarray) -> np.ndarray:
-        """float64[sum(n_states)]: the approximate change of log-likelihood of merging
-        each pair (2k, 2k + 1), at its first state."""
-        n_states = grammar.n_states
-        symbol_of_state = np.repeat(np.arange(len(n_states)), n_states)
-        state = np.arange(len(state_counts))
-        local = state - grammar.state_start[symbol_of_state]
-        partner = np.where(local % 2 == 0, state + 1, state - 1)  # pairs (2k, 2k + 1)
-        partner = np.where(n_states[symbol_of_state] % 2 == 0, partner, state)
-        pair_total = state_counts + state_counts[partner]
-        share = np.divide(
-            state_counts, pair_total, out=np.full_like(state_counts, 0.5), where=pair_total > 0
-        )
-        return _total(self._map(grammar, pair_share=share))
-
-    def token_posteriors(self, grammar: EMGrammar) -> np.ndarray:
-        """float64: each token's posterior over its tag's states, token after token."""
-        return np.concatenate(self._map(grammar, tokens=True))
-
-
-def _total(arrays: Iterable[np.ndarray]) -> np.ndarray:
-    """The sum of arrays, added in place into a copy of the first."""
-    arrays = iter(arrays)
-    total = next(arrays).copy()
-    for array in arrays:
-        total += array
-    return total
-
-
 # The estimator ------------------------------------------------------------------------
 
 
@@ -483,7 +339,20 @@ class SplitMergeEstimator(TreebankEstimator):
     smoothing (float): weight of the mean over the parent's states in each rule
         distribution (after merging). Defaults to 0.01.
     lexical_smoothing (float): the same for emissions. Defaults to 0.1.
-    n_jobs (int): processes of the E-step (shards of the treebank). Defaults to 1.
+    select_cycle_on_dev (bool): given dev trees, parse them after each cycle (with
+        ``fit``'s ``dev_scorer``) and keep the grammar of the cycle with the best
+        score. Defaults to True.
+    dev_sample (int): dev trees parsed per cycle at most (evenly spaced through the
+        dev trees). Defaults to 300.
+    n_jobs (int): workers of the E-step (shards of the treebank; threads unless joblib
+        is configured otherwise, see ``em_shards``). Defaults to 1.
+    scheduler (str | distributed.Client | None): a Dask scheduler address or client: the
+        E-step runs on its workers (so it does under ``joblib.parallel_config(
+        backend="dask")``). ``clone`` cannot copy a client: give the address to clone
+        the estimator. Defaults to None.
+    checkpoint_dir (str | Path | None): where to checkpoint each complete cycle
+        (``checkpoints``), so that ``fit(..., resume=True)`` goes on from the last one.
+        Defaults to None (no checkpoints).
     random_state (int | np.random.Generator | None): seeds the split noise.
     transform (TransformSpec | dict | None): tree transforms. Defaults to ``XBAR``
         (h_markov=0, v_markov=1, function tags stripped), as Petrov et al.
@@ -492,7 +361,10 @@ class SplitMergeEstimator(TreebankEstimator):
     Fitted attributes: ``grammar_`` (LPCFG), ``coarse_grammar_`` (its projection
     with the expected state frequencies, ``extra_grammars[0]`` of ``model_``),
     ``lexicon_``, ``model_`` (ParsingModel), ``n_states_`` (dict symbol -> states,
-    symbols with more than one), ``log_likelihoods_`` (list[EMPhase]),
+    symbols with more than one), ``selected_cycle_`` (int, the cycle whose grammar
+    was kept: the last, or the best on dev), ``log_likelihoods_`` (list[EMPhase]),
+    ``history_`` (dict, JSON: "log_likelihoods" of every EM phase, "dev_f1" and
+    "n_states" per cycle, "best_cycle"; also ``model_.training["history"]``),
     ``cycle_seconds_`` (list[float], training time of each cycle), ``treebank_``
     (EMTreebank, the training nodes) and ``em_grammar_`` (EMGrammar, the rules as
     trained, emissions over training entries).
@@ -507,9 +379,16 @@ class SplitMergeEstimator(TreebankEstimator):
     split_noise: float
     smoothing: float
     lexical_smoothing: float
+    select_cycle_on_dev: bool
+    dev_sample: int
     n_jobs: int
+    scheduler: Any
+    checkpoint_dir: str | Path | None
     random_state: int | np.random.Generator | None
     transform: TransformSpec | Mapping | None
+    # fitted attributes that training sets cycle by cycle
+    log_likelihoods_: list[EMPhase]
+    cycle_seconds_: list[float]
 
     def __init__(
         self,
@@ -521,7 +400,11 @@ class SplitMergeEstimator(TreebankEstimator):
         split_noise: float = SPLIT_MERGE.split_noise,
         smoothing: float = SPLIT_MERGE.smoothing,
         lexical_smoothing: float = SPLIT_MERGE.lexical_smoothing,
+        select_cycle_on_dev: bool = SPLIT_MERGE.select_cycle_on_dev,
+        dev_sample: int = SPLIT_MERGE.dev_sample,
         n_jobs: int = SPLIT_MERGE.n_jobs,
+        scheduler: Any = None,
+        checkpoint_dir: str | Path | None = None,
         random_state: int | np.random.Generator | None = LATENT.random_state,
         transform: TransformSpec | Mapping | None = XBAR,
         rare_threshold: int = LEXICON.rare_threshold,
@@ -541,106 +424,134 @@ class SplitMergeEstimator(TreebankEstimator):
         check_number(self, "em_iterations", "an int >= 0", low=0, integer=True)
         check_number(self, "merge_em_iterations", "an int >= 0", low=0, integer=True)
         check_number(self, "n_jobs", "an int >= 1", low=1, integer=True)
+        check_number(self, "dev_sample", "an int >= 1", low=1, integer=True)
         check_number(self, "merge_fraction", "0 <= f <= 1", low=0.0, high=np.nextafter(1.0, 2.0))
         check_number(self, "split_noise", "0 <= noise < 1", low=0.0, high=1.0)
         for name in ("smoothing", "lexical_smoothing"):
             check_number(self, name, "0 <= s < 1", low=0.0, high=1.0)
+        if not isinstance(self.select_cycle_on_dev, (bool, np.bool_)):
+            value = self.select_cycle_on_dev
+            raise ValueError(
+                Errors.E012.format(value=value, name="select_cycle_on_dev", expected="a bool")
+            )
 
     def fit(
-        self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None
+        self,
+        trees: Iterable[Tree],
+        dev_trees: Iterable[Tree] | None = None,
+        *,
+        resume: bool = False,
+        dev_scorer: DevScorer | None = None,
     ) -> SplitMergeEstimator:
         """Fit the grammar and lexicon.
 
         trees (Iterable[Tree]): training trees in treebank labels, rooted at TOP.
-        dev_trees (Iterable[Tree] | None): not used.
+        dev_trees (Iterable[Tree] | None): with ``select_cycle_on_dev``, the trees whose
+            (sampled) parses choose the cycle kept.
+        resume (bool): go on from the last cycle checkpointed in ``checkpoint_dir`` (from
+            the start when it has none): the same grammar as an uninterrupted fit.
+            Otherwise the folder's checkpoints are replaced.
+        dev_scorer (Callable[[ParsingModel, list[Tree]], float] | None): the score of a
+            model on dev trees, higher is better (e.g. the F1 of ``spacy_lpcfg.evaluate``
+            with ``spacy_lpcfg.decode.Parser(model)``); needed with dev trees.
         RETURNS (SplitMergeEstimator): self.
+        RAISES ValueError: bad parameters, or a checkpoint that cannot be resumed.
         """
         self._check_params()  # before the long part
+        if resume and self.checkpoint_dir is None:
+            raise ValueError(Errors.E311)
         random_state = check_random_state(self.random_state)
+        dev = self._dev_sample(dev_trees)
+        if dev is not None and dev_scorer is None:
+            raise ValueError(Errors.E316)
         spec, transformed = transform_treebank(trees, as_transform_spec(self.transform))
         counts = count_rules(transformed, total=len(transformed))
         nodes = flatten(transformed, counts.symbols, total=len(transformed))
         del transformed
         treebank = em_treebank(spec, counts, nodes, self._make_lexicon().fit_counts(counts.tokens))
-        with ShardedTreebank(treebank, self.n_jobs) as sharded:
-            grammar, estep = self._train(sharded, random_state)
-            self._set_fitted(treebank, sharded, grammar, estep)
+        checkpoints, start = None, None
+        if self.checkpoint_dir is not None:
+            checkpoints = CheckpointFolder(
+                self.checkpoint_dir, self._fingerprint(treebank, dev, random_state)
+            )
+            if resume:
+                start = checkpoints.load()
+            else:
+                checkpoints.clear()  # a new run: an earlier run's checkpoints go
+            if start is not None and start.last.cycle > self.n_cycles:
+                raise ValueError(
+                    Errors.E315.format(
+                        path=checkpoints.folder, cycle=start.last.cycle, n_cycles=self.n_cycles
+                    )
+                )
+        sharded = ShardedTreebank(treebank, self.n_jobs, self.scheduler)
+        with keyboard_interrupts(), sharded:
+            run = _Run(self, sharded, random_state, dev, dev_scorer, checkpoints)
+            kept = run.train(start)
+            self._set_fitted(treebank, sharded, kept, run.history)
         return self
 
-    def _train(
-        self, sharded: ShardedTreebank, random_state: np.random.Generator
-    ) -> tuple[EMGrammar, EStep]:
-        """The split-merge cycles; RETURNS the grammar and its E-step. Sets
-        ``log_likelihoods_`` and ``cycle_seconds_``."""
-        import time
+    def _dev_sample(self, dev_trees: Iterable[Tree] | None) -> list[Tree] | None:
+        """The dev trees parsed after each cycle (None: no choice on dev)."""
+        if dev_trees is None or not self.select_cycle_on_dev:
+            return None
+        dev = list(dev_trees)
+        if len(dev) > self.dev_sample:  # evenly spaced: every part of the dev set
+            dev = [
+                dev[i]
+                for i in np.linspace(0, len(dev), self.dev_sample, endpoint=False).astype(int)
+            ]
+        return dev or None
 
-        treebank = sharded.treebank
-        grammar = initial_grammar(treebank)
-        self.log_likelihoods_: list[EMPhase] = []
-        self.cycle_seconds_: list[float] = []
-        for cycle in progress(range(1, self.n_cycles + 1), desc="split-merge", unit="cycle"):
-            started = time.perf_counter()
-            grammar = split_grammar(treebank, grammar, self.split_noise, random_state)
-            grammar, estep, values = self._em(sharded, grammar, self.em_iterations, 0.0, 0.0)
-            self.log_likelihoods_.append(EMPhase(cycle, "split", values))
-            losses = sharded.merge_losses(grammar, estep.state_counts)
-            merged = choose_merges(grammar.n_states, losses, self.merge_fraction)
-            grammar = merge_grammar(
-                treebank,
-                grammar.n_states,
-                estep.counts,
-                merged,
-                self.smoothing,
-                self.lexical_smoothing,
-            )
-            grammar, estep, values = self._em(
-                sharded, grammar, self.merge_em_iterations, self.smoothing, self.lexical_smoothing
-            )
-            self.log_likelihoods_.append(EMPhase(cycle, "merge", values))
-            self.cycle_seconds_.append(time.perf_counter() - started)
-        if not self.n_cycles:
-            estep = sharded.e_step(grammar)
-        return grammar, estep
+    def _fingerprint(
+        self, treebank: EMTreebank, dev: list[Tree] | None, random_state: np.random.Generator
+    ) -> dict[str, Any]:
+        """What a checkpoint must match to be resumed: the training nodes (transforms
+        and lexicon entries included), the dev sample and the parameters that shape
+        training."""
+        nodes = treebank.nodes
+        params = {
+            name: value
+            for name, value in json_params(self).items()
+            # n_cycles: a run can go on to more cycles; the transforms are in the treebank's
+            if name not in ("n_cycles", "transform", *RUN_PARAMS)
+        }
+        if isinstance(self.random_state, np.random.Generator):
+            params["random_state"] = generator_state(random_state)
+        return {
+            "treebank": array_fingerprint(
+                treebank.spec.to_dict(),
+                list(treebank.counts.symbols.names),
+                list(nodes.words),
+                list(treebank.entries),
+                *(getattr(nodes, name) for name in ("symbol", "parent", "left", "right")),
+                nodes.token_word,
+                treebank.node_rule,
+                treebank.lexical_rules,
+            ),
+            "dev": None if dev is None else tree_fingerprint(dev),
+            "params": params,
+        }
 
-    def _em(
-        self,
-        sharded: ShardedTreebank,
-        grammar: EMGrammar,
-        iterations: int,
-        smoothing: float,
-        lexical_smoothing: float,
-    ) -> tuple[EMGrammar, EStep, tuple[float, ...]]:
-        """``iterations`` EM steps; RETURNS the last grammar, its E-step and the
-        log-likelihood of each grammar of the phase."""
-        values = []
-        bar = progress(range(iterations + 1), desc="EM", unit="iteration")
-        for iteration in bar:
-            estep = sharded.e_step(grammar)
-            values.append(estep.log_likelihood)
-            bar.set_postfix(log_likelihood=f"{estep.log_likelihood:.1f}")
-            if iteration < iterations:
-                grammar = m_step(
-                    sharded.treebank, grammar.n_states, estep.counts, smoothing, lexical_smoothing
-                )
-        return grammar, estep, tuple(values)
-
-    def _set_fitted(
-        self, treebank: EMTreebank, sharded: ShardedTreebank, grammar: EMGrammar, estep: EStep
-    ) -> None:
-        """The LPCFG (lexicon refitted on token posteriors) and the fitted attributes."""
+    def _build(
+        self, treebank: EMTreebank, sharded: ShardedTreebank, state: CycleState, **training: Any
+    ) -> tuple[LPCFG, LPCFG, Lexicon, ParsingModel]:
+        """The LPCFG of a trained grammar (lexicon refitted on token posteriors), its
+        coarse projection, the lexicon and the ParsingModel."""
         from .em_kernels import smooth_blocks
 
         counts, symbols = treebank.counts, treebank.counts.symbols
+        grammar = EMGrammar(state.n_states, state.weights)
         n_states = grammar.n_states
-        tag_states = {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1}
         lexicon = self._make_lexicon().fit_counts(
-            token_state_counts(treebank, n_states, sharded.token_posteriors(grammar)), tag_states
+            token_state_counts(treebank, n_states, sharded.token_posteriors(grammar)),
+            _symbol_states(treebank, n_states),
         )
         lexical = lexicon.lexical_arrays(symbols)
         weights = lexical["lexical_weights"] = lexical["lexical_weights"].copy()
         shape = _block_shape(lexical["lexical_rules"][:, :1], n_states)
         smooth_blocks(shape, _block_offsets(shape), weights, self.lexical_smoothing)
-        self.grammar_ = LPCFG(
+        lpcfg = LPCFG(
             symbols,
             n_states.astype(np.int32),
             binary_rules=counts.binary_rules,
@@ -653,21 +564,182 @@ class SplitMergeEstimator(TreebankEstimator):
             **lexical,
         )
         bounds = np.concatenate([[0], np.cumsum(n_states)])
-        frequencies = [estep.state_counts[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
-        self.coarse_grammar_ = self.grammar_.project(frequencies)
-        self.lexicon_ = lexicon
-        self.n_states_ = tag_states
-        self.treebank_ = treebank
-        self.em_grammar_ = grammar
-        training: dict[str, Any] = {COARSE_GRAMMAR: 0}
-        self.model_ = self._make_model(
-            self.grammar_,
+        frequencies = [state.state_counts[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+        coarse = lpcfg.project(frequencies)
+        # the folder and the cluster training used are no part of the model
+        params = {k: v for k, v in json_params(self).items() if k not in RUN_PLACES}
+        model = ParsingModel(
+            lpcfg,
             lexicon,
             treebank.spec,
-            counts,
-            extra_grammars=(self.coarse_grammar_,),
-            **training,
+            estimator=self.name,
+            params=params,
+            training={
+                "trees": counts.n_trees,
+                "words": counts.n_words,
+                COARSE_GRAMMAR: 0,
+                **training,
+            },
+            extra_grammars=(coarse,),
         )
+        return lpcfg, coarse, lexicon, model
+
+    def _set_fitted(
+        self,
+        treebank: EMTreebank,
+        sharded: ShardedTreebank,
+        state: CycleState,
+        history: dict[str, Any],
+    ) -> None:
+        """The model of the kept cycle and the fitted attributes."""
+        self.grammar_, self.coarse_grammar_, self.lexicon_, self.model_ = self._build(
+            treebank, sharded, state, history=history
+        )
+        self.n_states_ = _symbol_states(treebank, state.n_states)
+        self.selected_cycle_ = state.cycle
+        self.history_ = history
+        self.treebank_ = treebank
+        self.em_grammar_ = EMGrammar(state.n_states, state.weights)
+
+
+# The cycles ------------------------------------------------------------------------------
+
+DevScorer = Callable[[ParsingModel, list[Tree]], float]
+# Parameters that say where training runs, not what it learns: not in a checkpoint's
+# fingerprint (the shards of n_jobs change the sums' rounding only); the folder and the
+# cluster (paths, addresses, a client) are not in the model's parameters either.
+RUN_PLACES = ("scheduler", "checkpoint_dir")
+RUN_PARAMS = ("n_jobs", *RUN_PLACES)
+
+
+class _Run:
+    """The split-merge cycles of one fit, from the start or from a checkpoint."""
+
+    def __init__(
+        self,
+        estimator: SplitMergeEstimator,
+        sharded: ShardedTreebank,
+        random_state: np.random.Generator,
+        dev: list[Tree] | None,
+        dev_scorer: DevScorer | None,
+        checkpoints: CheckpointFolder | None,
+    ):
+        self.estimator = estimator
+        self.sharded = sharded
+        self.treebank = sharded.treebank
+        self.random_state = random_state
+        self.dev, self.dev_scorer = dev, dev_scorer
+        self.checkpoints = checkpoints
+        self.history: dict[str, Any] = {
+            "log_likelihoods": [],
+            "dev_f1": [],
+            "n_states": [],
+            "best_cycle": None,
+        }
+
+    def train(self, start: Checkpoint | None) -> CycleState:
+        """Run the cycles left; RETURNS the grammar kept (the best on dev, else the
+        last). Sets the estimator's ``log_likelihoods_`` and ``cycle_seconds_``."""
+        import time
+
+        estimator, sharded, treebank = self.estimator, self.sharded, self.treebank
+        estimator.log_likelihoods_ = []
+        estimator.cycle_seconds_ = []
+        last: CycleState | None = None
+        best: CycleState | None = None
+        if start is not None:
+            last, best = start.last, start.best
+            self.random_state = restore_generator(start.random_state)
+            self.history = start.history
+            estimator.cycle_seconds_ = list(start.cycle_seconds)
+            estimator.log_likelihoods_ = [
+                EMPhase(phase["cycle"], phase["phase"], tuple(phase["values"]))
+                for phase in self.history["log_likelihoods"]
+            ]
+            grammar = EMGrammar(last.n_states, last.weights)
+        else:
+            grammar = initial_grammar(treebank)
+        first = 1 if last is None else last.cycle + 1
+        cycles = range(first, estimator.n_cycles + 1)
+        bar = progress(
+            cycles, desc="split-merge", unit="cycle", total=estimator.n_cycles, initial=first - 1
+        )
+        for cycle in bar:
+            started = time.perf_counter()
+            grammar = split_grammar(treebank, grammar, estimator.split_noise, self.random_state)
+            grammar, estep = self._em(cycle, "split", grammar, estimator.em_iterations, 0.0, 0.0)
+            losses = sharded.merge_losses(grammar, estep.state_counts)
+            merged = choose_merges(grammar.n_states, losses, estimator.merge_fraction)
+            smoothing = (estimator.smoothing, estimator.lexical_smoothing)
+            grammar = merge_grammar(treebank, grammar.n_states, estep.counts, merged, *smoothing)
+            grammar, estep = self._em(
+                cycle, "merge", grammar, estimator.merge_em_iterations, *smoothing
+            )
+            last = CycleState(cycle, grammar.n_states, grammar.weights, estep.state_counts)
+            self.history["n_states"].append(_symbol_states(treebank, grammar.n_states))
+            if self.dev is not None:
+                score = self._score(last)
+                self.history["dev_f1"].append(score)
+                if best is None or score > self.history["dev_f1"][best.cycle - 1]:
+                    best, self.history["best_cycle"] = last, cycle
+                bar.set_postfix(dev=f"{score:.2f}", best=self.history["best_cycle"])
+            estimator.cycle_seconds_.append(time.perf_counter() - started)
+            if self.checkpoints is not None:
+                self.checkpoints.save(
+                    Checkpoint(
+                        last,
+                        best,
+                        generator_state(self.random_state),
+                        self.history,
+                        estimator.cycle_seconds_,
+                    )
+                )
+        if last is None:  # no cycle: the one-state grammar
+            estep = sharded.e_step(grammar)
+            last = CycleState(0, grammar.n_states, grammar.weights, estep.state_counts)
+        return best if best is not None else last
+
+    def _em(
+        self,
+        cycle: int,
+        phase: str,
+        grammar: EMGrammar,
+        iterations: int,
+        smoothing: float,
+        lexical_smoothing: float,
+    ) -> tuple[EMGrammar, EStep]:
+        """``iterations`` EM steps; RETURNS the last grammar and its E-step. Records the
+        log-likelihood of each grammar of the phase."""
+        values = []
+        bar = progress(range(iterations + 1), desc="EM", unit="iteration")
+        for iteration in bar:
+            estep = self.sharded.e_step(grammar)
+            values.append(estep.log_likelihood)
+            bar.set_postfix(log_likelihood=f"{estep.log_likelihood:.1f}")
+            if iteration < iterations:
+                grammar = m_step(
+                    self.treebank, grammar.n_states, estep.counts, smoothing, lexical_smoothing
+                )
+        self.estimator.log_likelihoods_.append(EMPhase(cycle, phase, tuple(values)))
+        self.history["log_likelihoods"].append(
+            {"cycle": cycle, "phase": phase, "values": [float(v) for v in values]}
+        )
+        return grammar, estep
+
+    def _score(self, state: CycleState) -> float:
+        """The dev scorer's score of the cycle's model."""
+        assert self.dev is not None and self.dev_scorer is not None
+        model = self.estimator._build(self.treebank, self.sharded, state)[3]
+        score = self.dev_scorer(model, self.dev)
+        if not isinstance(score, (int, float, np.number)) or not np.isfinite(score):
+            raise ValueError(Errors.E317.format(value=score, cycle=state.cycle))
+        return float(score)
+
+
+def _symbol_states(treebank: EMTreebank, n_states: np.ndarray) -> dict[str, int]:
+    """Symbol name -> latent states, for the symbols with more than one."""
+    symbols = treebank.counts.symbols
+    return {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1}
 
 
 def choose_merges(n_states: np.ndarray, losses: np.ndarray, fraction: float) -> np.ndarray:

@@ -14,6 +14,10 @@ A model directory holds::
     members/0/ ...    optional (format version 2): more parsing models, each a
                       model directory of its own (own transforms, lexicon and
                       grammars), decoded together with this one (``combine_models``)
+    function_labeller.json  function_labeller.npz    optional: a function labeller
+                      (``function_labels.FunctionTagger``) that puts function tags on
+                      the parses; cfg.json then says whose tags win
+                      (``function_labels``) and its sizes (``function_labeller``)
 
 ``to_disk`` writes into a temporary directory beside the target and renames it
 into place, so an interrupted save leaves no half-written model. ``to_bytes``
@@ -40,6 +44,8 @@ from ..about import __version__
 from ..errors import Errors, GrammarError
 from ..progress import progress
 from ..trees.transforms import TransformPipeline, TransformSpec
+from .function_labels import FILES as LABELLER_FILES
+from .function_labels import FunctionTagger
 from .lexical_scores import LexicalScores
 from .lexicon import Lexicon
 from .lpcfg import LPCFG
@@ -182,6 +188,12 @@ class ParsingModel:
     decoder (str | None): how a model with members combines them by default
         (``decode.members.MEMBER_DECODERS``), or the decoder of an ensemble
         (``training["ensemble"]``, e.g. "product"); None: the parser's default.
+    labeller (FunctionTagger | None): puts function tags on the parses (over the
+        model's label scheme); members have none of their own.
+    function_labels (str): whose function tags the parses get when the grammar keeps
+        function tags and a labeller is attached: "grammar" (the labeller then labels
+        only grammars that strip them) or "labeller". Defaults to
+        ``defaults.FUNCTION_LABELS``; saved with a labeller only.
     RAISES GrammarError: the parts do not fit together.
     """
 
@@ -198,6 +210,8 @@ class ParsingModel:
         spectrum: Spectrum | None = None,
         members: Sequence[ParsingModel] = (),
         decoder: str | None = None,
+        labeller: FunctionTagger | None = None,
+        function_labels: str = defaults.FUNCTION_LABELS,
     ):
         self.grammar = grammar
         self.lexicon = lexicon
@@ -209,6 +223,8 @@ class ParsingModel:
         self.spectrum = spectrum
         self.members = tuple(members)
         self.decoder = decoder
+        self.labeller = labeller
+        self.function_labels = function_labels
         try:
             lexicon.check(grammar)
         except ValueError as exc:
@@ -228,6 +244,24 @@ class ParsingModel:
             raise GrammarError(Errors.E210.format(detail=detail))
         self._check_linked_grammars()
         self._check_members()
+        self._check_labeller()
+
+    def _check_labeller(self) -> None:
+        def fail(detail: str) -> GrammarError:
+            return GrammarError(Errors.E210.format(detail=detail))
+
+        if self.function_labels not in defaults.FUNCTION_LABEL_SOURCES:
+            choices = " or ".join(map(repr, defaults.FUNCTION_LABEL_SOURCES))
+            raise fail(f"function_labels must be {choices}, not {excerpt(self.function_labels)}")
+        if self.labeller is None:
+            return
+        if not isinstance(self.labeller, FunctionTagger):
+            raise fail(f"the labeller must be a FunctionTagger, not {type(self.labeller).__name__}")
+        if self.labeller.scheme != self.label_scheme:
+            raise fail(
+                f"the function labeller uses the label scheme {self.labeller.scheme!r}, "
+                f"the model {self.label_scheme!r}"
+            )
 
     def _check_members(self) -> None:
         def fail(detail: str) -> GrammarError:
@@ -236,8 +270,11 @@ class ParsingModel:
         if len(self.members) > MAX_MEMBERS:
             raise fail(f"{len(self.members)} members, more than {MAX_MEMBERS}")
         for i, member in enumerate(self.members):
-            if not isinstance(member, ParsingModel) or member.members:
-                raise fail(f"member {i} must be a ParsingModel without members of its own")
+            if not isinstance(member, ParsingModel) or member.members or member.labeller:
+                raise fail(
+                    f"member {i} must be a ParsingModel without members or function "
+                    "labeller of its own"
+                )
             if member.label_scheme != self.label_scheme:
                 raise fail(
                     f"member {i} uses the label scheme {member.label_scheme!r}, "
@@ -250,25 +287,56 @@ class ParsingModel:
 
     @property
     def parts(self) -> tuple[ParsingModel, ...]:
-        """The models decoded together: this one (without its members), then its members."""
+        """The models decoded together: this one (without its members), then its
+        members; none with the function labeller, which labels their combined parse."""
         if not self.members:
-            return (self,)
-        return (self.with_members((), None), *self.members)
+            return (self if self.labeller is None else self.with_function_labeller(None),)
+        return (self._replace(members=(), decoder=None, labeller=None), *self.members)
 
     def with_members(self, members: Sequence[ParsingModel], decoder: str | None) -> ParsingModel:
         """This model (its arrays shared, not copied) with other members and decoder."""
-        return ParsingModel(
-            self.grammar,
-            self.lexicon,
-            self.transform,
-            estimator=self.estimator,
-            params=self.params,
-            training=self.training,
-            extra_grammars=self.extra_grammars,
-            spectrum=self.spectrum,
-            members=members,
-            decoder=decoder,
+        return self._replace(members=members, decoder=decoder)
+
+    def with_function_labeller(
+        self, labeller: FunctionTagger | None, function_labels: str | None = None
+    ) -> ParsingModel:
+        """This model (its arrays shared, not copied) with another function labeller
+        (None: without one; ``estimators.attach_function_labeller`` fits one).
+
+        function_labels (str | None): "grammar" or "labeller" (see the class); None:
+            the model's.
+        """
+        return self._replace(
+            labeller=labeller,
+            function_labels=self.function_labels if function_labels is None else function_labels,
         )
+
+    def _replace(self, **changes: Any) -> ParsingModel:
+        current = {
+            "estimator": self.estimator,
+            "params": self.params,
+            "training": self.training,
+            "extra_grammars": self.extra_grammars,
+            "spectrum": self.spectrum,
+            "members": self.members,
+            "decoder": self.decoder,
+            "labeller": self.labeller,
+            "function_labels": self.function_labels,
+        }
+        return ParsingModel(self.grammar, self.lexicon, self.transform, **{**current, **changes})
+
+    @property
+    def keeps_functions(self) -> bool:
+        """Whether the parses have the grammar's function tags (a part keeps them)."""
+        return any(part.transform.keep_functions for part in (self, *self.members))
+
+    @property
+    def active_labeller(self) -> FunctionTagger | None:
+        """The labeller whose tags the parses get: the model's, unless its grammar keeps
+        function tags and ``function_labels`` is "grammar"."""
+        if self.function_labels == "grammar" and self.keeps_functions:
+            return None
+        return self.labeller
 
     def _check_linked_grammars(self) -> None:
         """The extra grammars that ``training`` names must be what the parser expects:
@@ -353,6 +421,14 @@ class ParsingModel:
                 else {"members": [{"path": _member_dir(i)} for i in range(len(self.members))]}
             ),
             **({} if self.decoder is None else {"decoder": self.decoder}),
+            **(
+                {}
+                if self.labeller is None
+                else {
+                    "function_labeller": self.labeller.sizes,
+                    "function_labels": self.function_labels,
+                }
+            ),
         }
 
     def _members(self) -> dict[str, bytes]:
@@ -373,12 +449,16 @@ class ParsingModel:
             yield {f"{_extra_dir(i)}/{name}": data for name, data in files.items()}
         if self.spectrum is not None:
             yield self.spectrum.to_members()
+        if self.labeller is not None:
+            yield self.labeller.to_members()
         for i, member in enumerate(self.members):
             for group in member._member_groups():
                 yield {f"{_member_dir(i)}/{name}": data for name, data in group.items()}
 
     def _n_groups(self) -> int:
-        return 2 + len(self.extra_grammars) + (self.spectrum is not None)
+        return (
+            2 + len(self.extra_grammars) + (self.spectrum is not None) + (self.labeller is not None)
+        )
 
     def to_bytes(self) -> bytes:
         """The model files as one zip archive (byte-identical for equal models)."""
@@ -484,6 +564,7 @@ class ParsingModel:
                     f"{CFG} says {key} {excerpt(cfg[key])}, the model files say {excerpt(found)}"
                 )
         spectrum = _read_spectrum(members, cfg, source)
+        labeller = _read_labeller(members, cfg, source)
         estimator = cfg.get("estimator", {})
         try:
             return cls(
@@ -497,6 +578,8 @@ class ParsingModel:
                 spectrum=spectrum,
                 members=parts,
                 decoder=cfg.get("decoder"),
+                labeller=labeller,
+                function_labels=cfg.get("function_labels", defaults.FUNCTION_LABELS),
             )
         except GrammarError as exc:
             raise fail(shorten(str(exc))) from None
@@ -511,6 +594,7 @@ class ParsingModel:
     def __repr__(self) -> str:
         extra = f", {len(self.extra_grammars)} extra grammars" if self.extra_grammars else ""
         extra += f", {len(self.members)} members" if self.members else ""
+        extra += f", function labeller ({self.function_labels})" if self.labeller else ""
         return f"ParsingModel({self.estimator or 'unknown estimator'}, {self.grammar!r}{extra})"
 
 
@@ -526,6 +610,9 @@ def combine_models(models: Sequence[ParsingModel], decoder: str | None = None) -
     (Petrov 2010): "mbr" (the default there: mean marginals, ``product_mbr``) or
     "product" (max-rule product over the shared rules).
 
+    The function labeller of the first model that has one (and its ``function_labels``
+    setting) labels the combined parses.
+
     decoder (str | None): how the parses are combined (``decode.members``: "product",
         "mbr", "dual"). Defaults to ``defaults.MEMBER_DECODER`` for members.
     RAISES GrammarError: fewer than two models, or models that do not fit together.
@@ -535,8 +622,13 @@ def combine_models(models: Sequence[ParsingModel], decoder: str | None = None) -
         detail = "combining needs at least two models"
         raise GrammarError(Errors.E210.format(detail=detail))
     if decoder != "dual" and _same_structure(parts):
-        return _ensemble(parts, "product" if decoder == "product" else "product_mbr")
-    return parts[0].with_members(parts[1:], decoder or defaults.MEMBER_DECODER)
+        combined = _ensemble(parts, "product" if decoder == "product" else "product_mbr")
+    else:
+        combined = parts[0].with_members(parts[1:], decoder or defaults.MEMBER_DECODER)
+    labelled = next((model for model in models if model.labeller is not None), None)
+    if labelled is None:
+        return combined
+    return combined.with_function_labeller(labelled.labeller, labelled.function_labels)
 
 
 def _same_structure(models: Sequence[ParsingModel]) -> bool:
@@ -616,6 +708,24 @@ def _read_spectrum(
     return spectrum
 
 
+def _read_labeller(
+    members: Mapping[str, bytes], cfg: Mapping[str, Any], source: str | Path
+) -> FunctionTagger | None:
+    """The function labeller files, if cfg.json lists a labeller, checked against its sizes."""
+    if "function_labeller" not in cfg:
+        return None
+    labeller = FunctionTagger.from_members(members, source)
+    expected = cfg["function_labeller"]
+    if labeller.sizes != expected:
+        detail = (
+            f"{CFG} says the function labeller has {expected['classes']} classes and "
+            f"{expected['features']} features, {LABELLER_FILES[0]} "
+            f"{labeller.sizes['classes']} and {labeller.sizes['features']}"
+        )
+        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+    return labeller
+
+
 def _file_names(path: Path, prefix: str) -> list[str]:
     """The files (relative names) of the model directory ``path / prefix`` and its
     members, from the cfg.json files."""
@@ -625,6 +735,8 @@ def _file_names(path: Path, prefix: str) -> list[str]:
         names.extend(f"{_extra_dir(i)}/{name}" for name in GRAMMAR_FILES)
     if "spectrum" in cfg:
         names.extend((SPECTRUM_INDEX, SPECTRUM_ARRAYS))
+    if "function_labeller" in cfg:
+        names.extend(LABELLER_FILES)
     if prefix and cfg["members"]:
         detail = f"{prefix}{CFG}: a member of a model cannot have members of its own"
         raise GrammarError(Errors.E207.format(source=path, detail=detail))
@@ -706,6 +818,21 @@ def _read_cfg(data: bytes, source: str | Path) -> dict[str, Any]:
     cfg["members"] = members
     if not isinstance(cfg.get("decoder", ""), str):
         raise fail(f"{CFG}: 'decoder' must be a string, not {excerpt(cfg['decoder'])}")
+    labeller = cfg.get("function_labeller")
+    if "function_labeller" in cfg and not (
+        isinstance(labeller, dict)
+        and set(labeller) == {"classes", "features"}
+        and all(_is_index(value, 1 << 31) for value in labeller.values())
+    ):
+        raise fail(
+            f"{CFG} has a bad 'function_labeller' entry (expected "
+            f'{{"classes": count, "features": count}}), not {excerpt(labeller)}'
+        )
+    if cfg.get("function_labels", defaults.FUNCTION_LABELS) not in defaults.FUNCTION_LABEL_SOURCES:
+        choices = " or ".join(map(repr, defaults.FUNCTION_LABEL_SOURCES))
+        raise fail(
+            f"{CFG}: 'function_labels' must be {choices}, not {excerpt(cfg['function_labels'])}"
+        )
     return cfg
 
 

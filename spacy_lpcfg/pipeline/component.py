@@ -16,6 +16,13 @@ to ``doc.spans[spans_key]`` (layout in ``docs.py``) and the predicted tags to
 a flat tree; every fallback is listed in the group's ``attrs["fallbacks"]``
 as ``[sentence index, reason]`` (reasons: ``decode.parser.FALLBACKS``).
 
+With ``function_labeller = true`` (or a ``spacy_lpcfg.FunctionLabeller.v1``
+block), ``initialize`` also fits a function labeller on the training trees and
+saves it with the grammar: the parses then get its function tags (``NP-SBJ``,
+``Span._.function_labels``), or the grammar's own when it keeps function tags
+and ``function_labels = "grammar"``. A ``model`` directory brings its own
+labeller, if it has one (``spacy-lpcfg train --function-labeller``).
+
 Put the component after any component that retokenises (``merge_entities``...):
 retokenising afterwards leaves the span group's offsets stale.
 """
@@ -35,7 +42,7 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from .. import defaults
-from ..errors import Errors, GrammarError
+from ..errors import Errors, GrammarError, excerpt
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
 from .docs import (
@@ -83,6 +90,8 @@ DEFAULT_TRANSFORMS: dict[str, Any] = {
         "spans_key": SPANS_KEY,
         "max_length": defaults.MAX_LENGTH,
         "missing_sentences": "doc",
+        "function_labeller": False,
+        "function_labels": defaults.FUNCTION_LABELS,
         "scorer": {"@scorers": "spacy_lpcfg.constituency_scorer.v1"},
     },
     default_score_weights={
@@ -108,6 +117,8 @@ def make_lpcfg_parser(
     spans_key: str,
     max_length: int,
     missing_sentences: str,
+    function_labeller: Any,
+    function_labels: str,
     scorer: Callable | None,
 ) -> "LPCFGParser":
     """Create an LPCFGParser (arguments as for ``LPCFGParser``).
@@ -131,6 +142,8 @@ def make_lpcfg_parser(
         spans_key=spans_key,
         max_length=max_length,
         missing_sentences=missing_sentences,
+        function_labeller=function_labeller,
+        function_labels=function_labels,
         scorer=scorer,
     )
 
@@ -179,6 +192,13 @@ class LPCFGParser(Pipe):
         grows with the square of the length).
     missing_sentences (str): a Doc without sentence boundaries is one sentence
         ("doc") or an error ("error").
+    function_labeller (bool | FunctionLabeller): True, or an unfitted
+        ``FunctionLabeller`` (``spacy_lpcfg.FunctionLabeller.v1``, to set its C...):
+        ``initialize`` fits it on the training trees and saves it with the grammar.
+        False: no labeller (a ``model`` directory may bring one).
+    function_labels (str): with ``function_labeller``: whose function tags the
+        parses get when the grammar keeps them too, "labeller" or "grammar" (a
+        grammar that strips them gets the labeller's).
     scorer (Callable | None): the scoring function (``Pipe.score``).
     check_model (bool): check now that ``model`` is a model directory (its files are
         read on first use). False when a saved pipeline brings its own copy.
@@ -201,6 +221,8 @@ class LPCFGParser(Pipe):
         spans_key: str,
         max_length: int,
         missing_sentences: str,
+        function_labeller: Any = False,
+        function_labels: str = defaults.FUNCTION_LABELS,
         scorer: Callable | None = score_constituents,
         check_model: bool = True,
     ):
@@ -215,6 +237,8 @@ class LPCFGParser(Pipe):
         _check_choice("use_tags", use_tags, USE_TAGS)
         _check_choice("write_tags", write_tags, WRITE_TAGS)
         _check_choice("missing_sentences", missing_sentences, MISSING_SENTENCES)
+        _check_choice("function_labels", function_labels, defaults.FUNCTION_LABEL_SOURCES)
+        _check_function_labeller(function_labeller, name)
         if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
             raise ValueError(
                 Errors.E012.format(name="max_length", value=max_length, expected="an int >= 1")
@@ -240,6 +264,8 @@ class LPCFGParser(Pipe):
         self.spans_key = spans_key
         self.max_length = max_length
         self.missing_sentences = missing_sentences
+        self.function_labeller = function_labeller
+        self.function_labels = function_labels
         self.scorer = scorer
         self.cfg = {"spans_key": spans_key}  # passed to the scorer by Pipe.score
         self._model: ParsingModel | None = None
@@ -349,6 +375,8 @@ class LPCFGParser(Pipe):
         if self.model_path is not None:
             from ..grammar.model import ParsingModel
 
+            if self.function_labeller is not False:
+                raise ValueError(Errors.E515.format(name=self.name, path=self.model_path))
             self._set_model(ParsingModel.from_disk(self.model_path))
             return
         if treebank is not None:
@@ -362,7 +390,26 @@ class LPCFGParser(Pipe):
         if not trees:
             raise ValueError(Errors.E503.format(name=self.name, key=self.spans_key))
         language = nlp.lang if nlp is not None else self.vocab.lang
-        self._set_model(self._fitted_estimator(trees, scheme, language).model_)
+        model = self._fitted_estimator(trees, scheme, language).model_
+        if self.function_labeller is not False:
+            model = self._with_labeller(model, trees)
+        self._set_model(model)
+
+    def _with_labeller(self, model: "ParsingModel", trees: list[Tree]) -> "ParsingModel":
+        """The model with a function labeller fitted on the training trees (the
+        ``function_labeller`` setting's parameters; the model's scheme and language)."""
+        from ..estimators.function_labels import attach_function_labeller
+
+        params = {}
+        if self.function_labeller is not True:
+            params = {
+                key: value
+                for key, value in self.function_labeller.get_params(deep=False).items()
+                if key not in ("scheme", "language")
+            }
+        return attach_function_labeller(
+            model, trees, function_labels=self.function_labels, **params
+        )
 
     def _training_trees(self, examples: Iterable[Example]) -> tuple[list[Tree], str]:
         trees: list[Tree] = []
@@ -607,6 +654,16 @@ def _check_prune_threshold(value: Any, name: str) -> None:
     if not number or not 0.0 <= value < 1.0:  # NaN fails the comparison
         default = defaults.PRUNE_THRESHOLD
         raise ValueError(Errors.E513.format(value=value, name=name, default=default))
+
+
+def _check_function_labeller(value: Any, name: str) -> None:
+    """RAISES ValueError: not a bool nor an unfitted FunctionLabeller (E514)."""
+    if isinstance(value, bool):
+        return
+    from ..estimators.function_labels import FunctionLabeller
+
+    if not isinstance(value, FunctionLabeller):
+        raise ValueError(Errors.E514.format(name=name, value=excerpt(repr(value))))
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:

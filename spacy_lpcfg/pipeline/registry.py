@@ -36,13 +36,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from spacy.util import registry
 
-from ..defaults import CLUSTERING, LATENT, LEXICON, NOISE, SPECTRAL, SPLIT_MERGE
+from ..defaults import CLUSTERING, FUNCTION_LABELLER, LATENT, LEXICON, NOISE, SPECTRAL, SPLIT_MERGE
 from ..recipes import RECOMMENDED
 
 if TYPE_CHECKING:
     from ..estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
     from ..estimators.base import BaseEstimator
     from ..estimators.combined import CombinedEstimator
+    from ..estimators.function_labels import FunctionLabeller
     from ..estimators.noise import NoisyEnsemble
     from ..estimators.split_merge import SplitMergeEstimator
 
@@ -246,6 +247,33 @@ def make_noisy_ensemble(
     )
 
 
+@registry.misc("spacy_lpcfg.FunctionLabeller.v1")
+def make_function_labeller(
+    C: float = FUNCTION_LABELLER.C,
+    max_iter: int = FUNCTION_LABELLER.max_iter,
+    min_count: int = FUNCTION_LABELLER.min_count,
+) -> "FunctionLabeller":
+    """The component's ``function_labeller`` with other settings than ``true``'s::
+
+        [components.lpcfg_parser.function_labeller]
+        @misc = "spacy_lpcfg.FunctionLabeller.v1"
+        C = 0.5
+
+    A logistic regression over features of each phrase (its category, head, parent
+    and siblings) that puts function tags on the parses; the component sets its label
+    scheme and language from the training data.
+
+    C (float): inverse regularisation strength.
+    max_iter (int): iterations of the solver.
+    min_count (int): features seen fewer times in training are dropped.
+    RETURNS (FunctionLabeller): the unfitted labeller.
+    """
+    params = dict(locals())  # the arguments, before the import adds a name
+    from ..estimators.function_labels import FunctionLabeller
+
+    return FunctionLabeller(**params)
+
+
 # The recommended recipe (``spacy_lpcfg.recipes.RECOMMENDED``), named in a config
 # instead of written out. The estimator and the transforms are two settings of the
 # component, so a config names both:
@@ -299,15 +327,9 @@ def make_four_way_estimator(
     decoder (str | None): how the members combine; None: product.
     RETURNS (CombinedEstimator): the unfitted estimator.
     """
-    from ..estimators import ClusteringEstimator, CombinedEstimator
-    from ..estimators.combined import FOUR_SETTINGS
+    from ..estimators.combined import four_way_estimator
 
-    members = [
-        ClusteringEstimator(n_states=n_states, random_state=random_state) for _ in FOUR_SETTINGS
-    ]
-    return CombinedEstimator(
-        estimators=members, member_transforms=[dict(s) for s in FOUR_SETTINGS], decoder=decoder
-    )
+    return four_way_estimator(n_states, random_state, decoder)
 
 
 @registry.misc("spacy_lpcfg.recommended_estimator.v1")

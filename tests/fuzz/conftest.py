@@ -53,7 +53,7 @@ def ptb_model_dir(data_dir, tmp_path_factory) -> Path:
 
     path = tmp_path_factory.mktemp("models") / "ptb_mle"
     result = CliRunner().invoke(
-        app, ["train", "ptb_sample", str(path), "--data-dir", str(data_dir)]
+        app, ["train", "ptb_sample", str(path), "--estimator", "mle", "--data-dir", str(data_dir)]
     )
     assert result.exit_code == 0, result.output
     return path

@@ -72,3 +72,20 @@ def test_training_spacy_assemble_from_a_treebank_setting(data_dir, tmp_path):
     nlp = spacy.load(tmp_path / "assembled")
     assert nlp.get_pipe("lpcfg_parser").parsing_model.training["trees"] == 100
     assert nlp("Prices rose .")[:]._.labels
+
+
+@pytest.mark.parametrize("project", ["ptb_sample", "icepahc"])
+def test_training_the_optimize_step_wraps_a_model_directory(project, corpus, ptb_small, tmp_path):
+    # The projects' optimize step: `spacy train configs/optimized.cfg` with the model
+    # directory that `spacy-lpcfg optimize` wrote; the pipeline parses with that model.
+    model_dir = tmp_path / "search" / "model"
+    searched = MLEEstimator(transform=TransformSpec(scheme="penn", v_markov=1)).fit(ptb_small[0])
+    searched.model_.to_disk(model_dir)
+    config = CONFIG.parents[2] / project / "configs" / "optimized.cfg"
+    paths = ["--paths.train", str(corpus / "train.spacy"), "--paths.dev", str(corpus / "dev.spacy")]
+    spacy_cli(
+        "train", str(config), "--output", str(tmp_path / "training"), *paths,
+        "--components.lpcfg_parser.model", str(model_dir), cwd=tmp_path,
+    )  # fmt: skip
+    best = tmp_path / "training" / "model-best"
+    assert ParsingModel.from_disk(best / "lpcfg_parser" / "model") == searched.model_

@@ -1,0 +1,467 @@
+"""``optimize``: the recipe and the latent states for a treebank, chosen on dev.
+
+The search scores its candidates by EVALB F1 (categories) on trees it holds out
+of the training split (``holdout``, every fifth tree), fitting them on the others:
+with some eighty symbols to tune, a small dev set is fitted rather than learned
+from (on ptb_sample, searching on its 273 dev sentences raised dev F1 by 2.2 and
+lowered test F1 by 0.1). Dev chooses among a few finalists only. Stages, written
+to one trace:
+
+1. ``transforms``: a clustering model with the default states for each transform
+   setting tried (vertical Markov order, function tags kept or stripped); each
+   projects the treebank anew, so they run in parallel.
+2. ``states``: ``LatentStateSearch`` from the best setting's projection.
+3. ``final``: the finalists, fitted on every training tree and scored on dev: one
+   model with the default states and one with the states found, Le Roux et al.'s
+   four-way combination (``train``'s default: left and right binarisations,
+   function tags kept and stripped), and noisy ensembles of both kinds of states,
+   decoded by product and product-MBR. The best is the model.
+4. when none of its grammars keeps function tags, the function labeller learned
+   from the training trees puts them on, so that the model writes what the
+   treebank has.
+
+``max_time`` bounds the whole: the state search stops at ``SEARCH_SHARE`` of it,
+and a finalist is not started once the time is up (the first excepted). Everything is
+deterministic given ``random_state``, so ``resume`` (reading the trace) retraces
+the finished part without scoring it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..decode import Parser
+from ..defaults import CLUSTERING, SEARCH, TRANSFORM
+from ..errors import Errors
+from ..estimators.base import clone
+from ..estimators.clustering import ClusteringEstimator
+from ..estimators.combined import four_way_estimator
+from ..estimators.function_labels import attach_function_labeller
+from ..estimators.noise import NoisyEnsemble
+from ..evaluation.parsing import evaluate
+from ..grammar.model import ParsingModel
+from ..plots import plot_trace
+from ..progress import progress, quiet
+from ..trees.transforms import TransformSpec, default_head_rules
+from ..trees.tree import Tree
+from .candidates import StateCandidates
+from .states import LatentStateSearch
+from .trace import Trace, fingerprint
+from .workers import connect
+
+TRACE_FILE = "trace.jsonl"
+RECIPE_FILE = "recipe.json"
+MODEL_DIR = "model"
+PLOT_FILE = "trace.png"
+SEARCH_SHARE = 0.75
+"""The share of ``max_time`` after which the state search stops: the rest is for the
+finalists (on ptb_sample they take about 2 of 25 minutes; on larger treebanks a
+finalist not started in time is skipped)."""
+
+
+@dataclass
+class OptimizeResult:
+    """What ``optimize`` chose.
+
+    model (ParsingModel): the best model (function labels restored if stripped).
+    recipe (dict): how it was made: transforms, states per symbol, ensemble,
+        decoder, and the dev F1 of each stage's best.
+    trace (list[dict]): every candidate scored.
+    finished (bool): False when ``max_time`` cut the state search short.
+    """
+
+    model: ParsingModel
+    recipe: dict[str, Any]
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    finished: bool = True
+
+
+def transform_settings(
+    pairs: Sequence[tuple[int, bool]], scheme: str, language: str
+) -> list[TransformSpec]:
+    """The TransformSpecs tried: (v_markov, keep_functions) pairs, the other settings
+    the defaults (right binarisation, h = 1, the scheme's head rules)."""
+    if not pairs:
+        raise ValueError(Errors.E805.format(value=list(pairs)))
+    return [
+        TransformSpec(
+            binarization=TRANSFORM.binarization,
+            h_markov=TRANSFORM.h_markov,
+            v_markov=int(v),
+            keep_functions=bool(keep),
+            scheme=scheme,
+            head_rules=default_head_rules(scheme, language),
+        )
+        for v, keep in pairs
+    ]
+
+
+def _describe(spec: TransformSpec) -> dict[str, Any]:
+    return {
+        "binarization": spec.binarization,
+        "h_markov": spec.h_markov,
+        "v_markov": spec.v_markov,
+        "keep_functions": spec.keep_functions,
+    }
+
+
+def _score_transform(
+    spec: TransformSpec,
+    train: Sequence[Tree],
+    dev: Sequence[Tree],
+    params: dict[str, Any],
+) -> tuple[float, float]:
+    """Dev F1 and seconds of the default states under one transform setting, scored
+    exactly as the state search scores its start (``StateCandidates``)."""
+    start = time.perf_counter()
+    with quiet():
+        search = _state_search(spec, params)
+        candidates = _candidates(search, search.project(train), dev, params)
+        f1, _ = candidates.score({})
+    return f1, time.perf_counter() - start
+
+
+def _state_search(spec: TransformSpec, params: dict[str, Any], **options) -> LatentStateSearch:
+    estimator = ClusteringEstimator(
+        n_states=params["n_states"],
+        transform=spec,
+        language=params["language"],
+        random_state=params["random_state"],
+    )
+    return LatentStateSearch(
+        estimator=estimator,
+        max_states=params["max_states"],
+        beam=params["beam"],
+        coarse_step=params["coarse_step"],
+        max_symbols=params["max_symbols"],
+        min_count=params["min_count"],
+        random_state=params["random_state"],
+        scheme=params["scheme"],
+        **options,
+    )
+
+
+def _candidates(search: LatentStateSearch, projected, dev, params) -> StateCandidates:
+    return StateCandidates(
+        projected,
+        search._estimator(),
+        list(dev),
+        scheme=params["scheme"],
+        seed=params["random_state"],
+    )
+
+
+def optimize(
+    train: Sequence[Tree],
+    dev: Sequence[Tree],
+    *,
+    scheme: str = "penn",
+    language: str = "en",
+    transforms: Sequence[tuple[int, bool]] = SEARCH.transforms,
+    n_states: int = CLUSTERING.n_states,
+    max_states: int = SEARCH.max_states,
+    beam: int = SEARCH.beam,
+    coarse_step: int = SEARCH.coarse_step,
+    max_symbols: int | None = SEARCH.max_symbols,
+    min_count: int = SEARCH.min_count,
+    n_models: int = SEARCH.n_models,
+    noise_scale: float = SEARCH.noise_scale,
+    n_jobs: int = 1,
+    scheduler: str | None = None,
+    max_time: float | None = None,
+    output_dir: Path | None = None,
+    resume: bool = False,
+    random_state: int = 0,
+    holdout: float = SEARCH.holdout,
+    search_limit: int | None = None,
+) -> OptimizeResult:
+    """Choose the recipe and the states on dev (module docstring) and fit the model.
+
+    train, dev (Sequence[Tree]): training and dev trees, treebank labels, rooted at TOP.
+    scheme, language (str): the treebank's label scheme and language.
+    transforms (Sequence[tuple[int, bool]]): (v_markov, keep_functions) pairs tried.
+    n_states (int): the states every symbol starts with.
+    max_states, beam, coarse_step, max_symbols, min_count: ``LatentStateSearch``.
+    n_models (int): members of the noisy ensembles (1: no ensemble stage).
+    noise_scale (float): their gaussian noise.
+    n_jobs (int): processes scoring candidates; scheduler (str | None): a Dask
+        scheduler address to score them on instead.
+    max_time (float | None): seconds for the whole search (None: no limit).
+    output_dir (Path | None): where the trace is written as the search goes.
+    resume (bool): go on from ``output_dir``'s trace.
+    random_state (int): seeds everything.
+    holdout (float): the share of the training trees the search scores its
+        candidates on (fitting them on the rest); 0: score them on ``dev``.
+    search_limit (int | None): search on about this many training trees, spread
+        evenly over the treebank (every k-th tree): for treebanks too large to fit
+        every candidate on (None: all). The finalists are fitted on all.
+    RETURNS (OptimizeResult): the model and the recipe.
+    """
+    check_search_options(
+        max_states=max_states,
+        beam=beam,
+        min_count=min_count,
+        n_models=n_models,
+        n_jobs=n_jobs,
+        max_time=max_time,
+        holdout=holdout,
+        max_symbols=max_symbols,
+    )
+    train, dev = list(train), list(dev)
+    started = time.perf_counter()
+    fit_trees, held_out = search_split(train, dev, holdout, search_limit)
+    specs = transform_settings(transforms, scheme, language)
+    params: dict[str, Any] = {
+        "scheme": scheme,
+        "language": language,
+        "n_states": n_states,
+        "max_states": max_states,
+        "beam": beam,
+        "coarse_step": coarse_step,
+        "max_symbols": max_symbols,
+        "min_count": min_count,
+        "random_state": random_state,
+    }
+    settings = {
+        **params,
+        "transforms": [list(pair) for pair in transforms],
+        "n_models": n_models,
+        "noise_scale": noise_scale,
+        "holdout": holdout,
+        "search_limit": search_limit,
+    }
+    trace_path = None if output_dir is None else Path(output_dir) / TRACE_FILE
+    if trace_path is not None:
+        trace_path.parent.mkdir(parents=True, exist_ok=True)
+    trace = Trace(trace_path, fingerprint(train, dev, settings), resume=resume)
+    deadline = None if max_time is None else started + max_time
+    try:
+        # 1. transforms, on the search's split
+        scores = _transform_stage(specs, fit_trees, held_out, params, trace, n_jobs, scheduler)
+        best_spec = max(zip(scores, specs), key=lambda item: item[0][0])[1]
+        # 2. states, on the search's split, until SEARCH_SHARE of the time is spent
+        search = _state_search(best_spec, params, n_jobs=n_jobs, scheduler=scheduler)
+        with quiet():
+            projected = search.project(fit_trees)
+        if max_time is not None:  # at least the start is scored (a tiny positive budget)
+            left = started + SEARCH_SHARE * max_time - time.perf_counter()
+            search.set_params(max_time=max(1e-6, left))
+        search.fit_projected(projected, held_out, train=fit_trees, trace=trace)
+        # 3. the finalists, fitted on every training tree, scored on dev
+        finals, best = _final_stage(
+            search, best_spec, specs[0], train, dev, params, n_models, noise_scale, trace, deadline
+        )
+    finally:
+        trace.close()
+    f1, model, choice = best
+    # 4. function labels for a model whose grammars all strip them
+    if not any(part.transform.keep_functions for part in model.parts):
+        model = attach_function_labeller(model, train)
+        choice = {**choice, "function_labels": "labeller"}
+    recipe = {
+        "transform": _describe(best_spec),
+        "searched": search.assignment_,
+        "model": choice,
+        "dev_f1": f1,
+        "search_f1": {"transforms": max(s for s, _ in scores), "states": search.dev_f1_},
+        "finalists": finals,
+        "trees": {"search": len(fit_trees), "held_out": len(held_out), "model": len(train)},
+        "finished": search.finished_,
+        "evaluations": len(trace.records),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    return OptimizeResult(model, recipe, trace.records, search.finished_)
+
+
+def check_search_options(
+    *,
+    max_states: int,
+    beam: int,
+    min_count: int,
+    n_models: int,
+    n_jobs: int,
+    max_time: float | None,
+    holdout: float,
+    max_symbols: int | None,
+) -> None:
+    """Raise ValueError for a bad option of ``optimize``, before any work."""
+    _state_search(
+        transform_settings([(1, False)], "penn", "en")[0],
+        {
+            "scheme": "penn",
+            "language": "en",
+            "n_states": 1,
+            "max_states": max_states,
+            "beam": beam,
+            "coarse_step": SEARCH.coarse_step,
+            "max_symbols": max_symbols,
+            "min_count": min_count,
+            "random_state": 0,
+        },
+        n_jobs=n_jobs,
+        max_time=max_time,
+    )._check_params()
+    for name, value, low, expected in (
+        ("n_models", n_models, 1, "an int >= 1 (1: no ensembles)"),
+        ("holdout", holdout, 0.0, "0 <= holdout < 1"),
+    ):
+        if isinstance(value, bool) or not low <= value or (name == "holdout" and value >= 1):
+            raise ValueError(Errors.E012.format(name=name, value=value, expected=expected))
+
+
+def search_split(
+    train: list[Tree], dev: list[Tree], holdout: float, search_limit: int | None
+) -> tuple[list[Tree], list[Tree]]:
+    """The trees the search fits its candidates on and the trees it scores them on.
+
+    About ``search_limit`` training trees (every k-th), of which every
+    ``round(1 / holdout)``-th is held out for scoring; with ``holdout`` 0 the
+    candidates are scored on ``dev`` itself.
+    """
+    if search_limit is not None and len(train) > search_limit:
+        train = train[:: -(-len(train) // search_limit)]
+    if not holdout:
+        return train, dev
+    step = max(2, round(1 / holdout))
+    return (
+        [tree for i, tree in enumerate(train) if i % step != step - 1],
+        train[step - 1 :: step],
+    )
+
+
+def _transform_stage(specs, train, dev, params, trace: Trace, n_jobs: int, scheduler):
+    """(dev F1, seconds) of each transform setting (from the trace when known)."""
+    from joblib import Parallel, delayed, parallel_config
+
+    described = [_describe(spec) for spec in specs]
+    known = [trace.known("transforms", d) for d in described]
+    missing = [i for i, score in enumerate(known) if score is None]
+    if missing:
+        backend = {"backend": "dask"} if scheduler is not None else {}
+        client = None if scheduler is None else connect(scheduler)
+        try:
+            with parallel_config(**backend):
+                jobs = Parallel(n_jobs=1 if len(missing) == 1 else n_jobs)(
+                    delayed(_score_transform)(specs[i], train, dev, params) for i in missing
+                )
+        finally:
+            if client is not None:
+                client.close()
+        for i, (f1, seconds) in zip(missing, jobs):
+            trace.add("transforms", described[i], f1, seconds)
+            known[i] = (f1, seconds)
+    return known
+
+
+def _late(deadline: float | None) -> bool:
+    return deadline is not None and time.perf_counter() >= deadline
+
+
+def _final_stage(
+    search, spec, base_spec, train, dev, params, n_models, noise_scale, trace: Trace, deadline
+):
+    """Fit the finalists on every training tree and score them on dev.
+
+    The finalists: one model with the default states (the best fixed-m model), one
+    with the states found, the four-way combination (``train``'s default) and noisy
+    ensembles of both kinds of states decoded two ways. RETURNS: the dev F1 of each
+    (by name) and the best (dev F1, model, description). A finalist not scored yet
+    is skipped once the time is up, except the first.
+    """
+    final = _state_search(spec, params)
+    with quiet():
+        candidates = _candidates(final, final.project(train), dev, params)
+    searched = dict(search.assignment_)
+    states = {"start": {}, "searched": searched}
+    if searched == search.start_:
+        del states["searched"]
+    # (what it is, the name of its fit, the fit): an ensemble's two decoders share a fit
+    fits: dict[str, Any] = {"combined": lambda: _fit_combined(base_spec, train, params)}
+    finalists: list[tuple[dict[str, Any], str]] = []
+    for name, assignment in states.items():
+        fits[f"single {name}"] = lambda a=assignment: candidates.model(a)
+        finalists.append(({"kind": "single", "states": name}, f"single {name}"))
+    finalists.append(({"kind": "combined"}, "combined"))
+    for name, assignment in states.items() if n_models > 1 else ():
+        fits[f"ensemble {name}"] = lambda a=assignment: _fit_ensemble(
+            candidates, a, n_models, noise_scale
+        )
+        for decoder in ("product_mbr", "product"):
+            choice = {"kind": "ensemble", "states": name, "n_models": n_models, "decoder": decoder}
+            finalists.append((choice, f"ensemble {name}"))
+    scores: dict[str, float] = {}
+    best: tuple[float, Any, dict[str, Any]] | None = None
+    fitted: dict[str, ParsingModel] = {}
+    for position, (choice, fit) in enumerate(progress(finalists, desc="finalists", unit="model")):
+        # the trace knows a finalist by what it is: its states, not their name
+        key = {**choice, "states": states.get(choice.get("states", ""))}
+        key["noise_scale"] = noise_scale if choice["kind"] == "ensemble" else None
+        known = trace.known("final", key)
+        name = ", ".join(f"{k} {v}" for k, v in choice.items() if k != "kind")
+        name = choice["kind"] + (f" ({name})" if name else "")
+        if known is None and position and _late(deadline):
+            continue
+        if known is not None and best is not None and known[0] <= best[0]:
+            scores[name] = known[0]  # no better than the best: not fitted again
+            continue
+        start = time.perf_counter()
+        with quiet():
+            if fit not in fitted:
+                fitted = {fit: fits[fit]()}  # one model in memory at a time (and the best)
+            model = fitted[fit]
+            if choice["kind"] == "ensemble":
+                model = model.with_members((), choice["decoder"])
+            f1 = evaluate(Parser(model), dev, scheme=params["scheme"]).fscore
+        if known is None:
+            trace.add("final", key, f1, time.perf_counter() - start)
+        scores[name] = f1
+        if best is None or f1 > best[0]:
+            best = (f1, model, choice)
+    assert best is not None  # the first finalist is always scored
+    return scores, best
+
+
+def _fit_combined(base_spec: TransformSpec, train, params) -> ParsingModel:
+    """Le Roux et al.'s four-way combination (``four_way_estimator``) with the start's
+    states; ``base_spec`` gives what the members share (scheme, head rules, h)."""
+    n_states = min(params["n_states"], params["max_states"])
+    estimator = four_way_estimator(n_states, params["random_state"], language=params["language"])
+    estimator.set_params(transform=base_spec, language=params["language"])
+    return estimator.fit(train).model_
+
+
+def _fit_ensemble(candidates: StateCandidates, assignment, n_models: int, noise_scale: float):
+    """A noisy ensemble of the candidates' projection, its members with the states of
+    ``assignment``."""
+    wanted = candidates.n_states(assignment)
+    symbols = candidates.projected.counts.symbols
+    member = clone(candidates.estimator).set_params(
+        n_states={symbols.name(a): int(m) for a, m in enumerate(wanted) if m > 1}
+    )
+    ensemble = NoisyEnsemble(
+        estimator=member,
+        n_models=n_models,
+        noise="gaussian",
+        noise_scale=noise_scale,
+        random_state=candidates.seed,
+    )
+    return ensemble.fit_projected(candidates.projected).model_
+
+
+def write_result(result: OptimizeResult, output_dir: Path) -> None:
+    """Write the model (``model/``), the recipe (``recipe.json``) and, with matplotlib,
+    the plot of dev F1 against evaluations (``trace.png``) into ``output_dir``."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    result.model.to_disk(output_dir / MODEL_DIR)
+    with (output_dir / RECIPE_FILE).open("w", encoding="utf8") as out:
+        json.dump(result.recipe, out, indent=2, sort_keys=True)
+        out.write("\n")
+    with contextlib.suppress(ImportError):  # matplotlib is an optional extra
+        plot_trace(result.trace, output_dir / PLOT_FILE)

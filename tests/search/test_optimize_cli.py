@@ -1,0 +1,135 @@
+"""``spacy-lpcfg optimize``: a short search on a slice of ptb_sample, resume, errors."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from typer.testing import CliRunner
+
+from spacy_lpcfg.cli import app
+from spacy_lpcfg.grammar.model import ParsingModel
+from spacy_lpcfg.search.optimize import MODEL_DIR, RECIPE_FILE, TRACE_FILE
+
+runner = CliRunner()
+
+SHORT = ["--limit", "300", "--dev-limit", "30", "--max-states", "4", "--max-symbols", "1"]
+SHORT += ["--min-count", "1", "--n-models", "2"]
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def optimized(data_dir, tmp_path_factory):
+    output = tmp_path_factory.mktemp("optimize") / "out"
+    result = invoke("optimize", "ptb_sample", output, "--data-dir", data_dir, *SHORT, "--json")
+    assert result.exit_code == 0, result.output
+    return output, json.loads(result.stdout)
+
+
+def read_trace(output):
+    return [json.loads(line) for line in (output / TRACE_FILE).read_text().splitlines()][1:]
+
+
+def test_optimize_writes_the_best_model_its_recipe_and_the_trace(optimized, data_dir):
+    output, recipe = optimized
+    assert json.loads((output / RECIPE_FILE).read_text()) == recipe
+    records = read_trace(output)
+    stages = [record["stage"] for record in records]
+    assert stages[:4] == ["transforms"] * 4
+    assert stages[4:] == sorted(stages[4:], key=["states", "final"].index)
+    # the search scores on held-out training trees: dev chooses among the finalists only
+    assert recipe["trees"] == {"search": 240, "held_out": 60, "model": 300}
+    transforms = {json.dumps(r["candidate"], sort_keys=True): r["dev_f1"] for r in records[:4]}
+    assert recipe["search_f1"]["transforms"] == max(transforms.values())
+    assert transforms[json.dumps(recipe["transform"], sort_keys=True)] == max(transforms.values())
+    states = [r["dev_f1"] for r in records if r["stage"] == "states"]
+    assert recipe["search_f1"]["states"] == max(states)
+    finals = [r for r in records if r["stage"] == "final"]
+    kinds = [r["candidate"]["kind"] for r in finals]
+    assert kinds[:1] == ["single"] and "combined" in kinds and "ensemble" in kinds
+    assert sorted(recipe["finalists"].values()) == sorted(r["dev_f1"] for r in finals)
+    assert recipe["dev_f1"] == max(recipe["finalists"].values())
+    model = ParsingModel.from_disk(output / MODEL_DIR)
+    kind = recipe["model"]["kind"]
+    if kind == "combined":  # Le Roux et al.'s four settings
+        assert len(model.parts) == 4
+    else:
+        assert kind in ("single", "ensemble")
+        assert model.transform.v_markov == recipe["transform"]["v_markov"]
+    # function labels whatever the grammar keeps: from the grammar or a labeller
+    keeps = any(part.transform.keep_functions for part in model.parts)
+    assert keeps or model.labeller is not None
+    # the model written is the finalist that scored best on dev
+    result = invoke(
+        "test", output / MODEL_DIR, "ptb_sample", "--split", "dev", "--limit", "30",
+        "--data-dir", data_dir, "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["bracketing_fscore"] == round(recipe["dev_f1"], 2)
+
+
+def test_resume_retraces_the_search_without_scoring_it_again(optimized, data_dir, monkeypatch):
+    from spacy_lpcfg.search.candidates import StateCandidates
+
+    output, recipe = optimized
+    before = (output / TRACE_FILE).read_text()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("scored again")
+
+    monkeypatch.setattr(StateCandidates, "score", refuse)
+    result = invoke(
+        "optimize", "ptb_sample", output, "--data-dir", data_dir, *SHORT, "--json", "--resume"
+    )
+    assert result.exit_code == 0, result.output
+    again = json.loads(result.stdout)
+    assert (output / TRACE_FILE).read_text() == before  # nothing new was scored
+    for key in ("transform", "searched", "model", "dev_f1", "finalists", "search_f1"):
+        assert again[key] == recipe[key], key
+
+
+def test_bad_options_fail_before_any_work(tmp_path):
+    for option, value in (("--beam", 0), ("--max-time", -5), ("--holdout", 1.5), ("--n-jobs", 0)):
+        result = invoke("optimize", "ptb_sample", tmp_path / "out", option, value)
+        assert result.exit_code == 1, (option, result.output)
+        assert "Traceback" not in result.output and str(value) in result.output
+        assert not (tmp_path / "out").exists()
+
+
+def test_a_treebank_path_needs_dev_trees(tmp_path):
+    treebank = tmp_path / "train.mrg"
+    treebank.write_text("(TOP (S (NP (DT the) (NN dog)) (VP (VBZ runs))))\n")
+    result = invoke("optimize", treebank, tmp_path / "out")
+    assert result.exit_code == 1
+    assert "--dev" in result.output and "Traceback" not in result.output
+
+
+def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus):
+    from spacy_lpcfg.search import optimize
+
+    train = list(load_corpus("ptb_sample", "train")[:300])
+    dev = list(load_corpus("ptb_sample", "dev")[:20])
+    result = optimize(
+        train,
+        dev,
+        transforms=[(1, False)],
+        max_states=4,
+        max_symbols=1,
+        min_count=1,
+        n_models=1,
+        search_limit=100,
+    )
+    assert result.recipe["trees"] == {"search": 80, "held_out": 20, "model": 300}
+    assert result.recipe["dev_f1"] == max(result.recipe["finalists"].values())
+    # every third tree was searched on; the model knows the words of the others too
+    # (those seen more than once: a word seen once feeds the unknown-word classes)
+    sampled = {word for tree in train[::3] for word in tree.words()}
+    counts = Counter(word for tree in train for word in tree.words())
+    others = {word for word, count in counts.items() if count > 1} - sampled
+    assert others and others <= set(result.model.lexicon.known_words)
+    keeps = any(part.transform.keep_functions for part in result.model.parts)
+    assert keeps != (result.model.labeller is not None)  # a labeller where none keeps them

@@ -1,0 +1,76 @@
+"""``spacy-lpcfg train --function-labeller``: the labeller saved with the model, its
+function tags in ``parse`` and ``test`` output, kept by ``combine``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from spacy_lpcfg.cli import app
+from spacy_lpcfg.grammar.model import ParsingModel
+
+runner = CliRunner()
+LIMIT = 200
+
+
+def _invoke(*args, **kwargs):
+    return runner.invoke(app, [str(a) for a in args], **kwargs)
+
+
+@pytest.fixture(scope="module")
+def labelled_dir(data_dir, tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "labelled"
+    result = _invoke(
+        "train", "ptb_sample", path, "--data-dir", data_dir, "--limit", LIMIT,
+        "--estimator", "mle", "--no-functions", "--function-labeller", "--json", "--quiet",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["function_labeller"] is True
+    return path
+
+
+def test_train_saves_the_labeller_and_test_scores_its_tags(labelled_dir, data_dir):
+    model = ParsingModel.from_disk(labelled_dir)
+    assert model.labeller is not None and not model.transform.keep_functions
+    assert model.function_labels == "labeller" and model.training["trees"] == LIMIT
+    result = _invoke(
+        "test", labelled_dir, "ptb_sample", "--split", "dev", "--limit", 30,
+        "--data-dir", data_dir, "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)
+    assert scores["function_tag_fscore"] > 50.0  # the grammar alone: 0
+
+
+def test_parse_prints_the_labellers_tags(labelled_dir):
+    result = _invoke("parse", labelled_dir, input="The company said it will sell its stake .\n")
+    assert result.exit_code == 0, result.output
+    assert "(NP-SBJ " in result.stdout
+
+
+def test_combine_keeps_the_labeller(labelled_dir, data_dir, tmp_path):
+    other = tmp_path / "left"
+    result = _invoke(
+        "train", "ptb_sample", other, "--data-dir", data_dir, "--limit", 50,
+        "--estimator", "mle", "--binarization", "left", "--quiet",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert _invoke("combine", other, labelled_dir, tmp_path / "both").exit_code == 0
+    combined = ParsingModel.from_disk(tmp_path / "both")
+    assert combined.labeller == ParsingModel.from_disk(labelled_dir).labeller
+    assert combined.members and all(part.labeller is None for part in combined.parts)
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--function-labels", "both"], "--function-labels must be one of grammar, labeller"),
+        (["--function-labeller", "--estimator", "ccm"], "--function-labeller needs a grammar"),
+    ],
+)
+def test_train_refuses_bad_labeller_options_before_any_work(tmp_path, options, message):
+    result = _invoke("train", tmp_path / "no_corpus.mrg", tmp_path / "model", *options)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and not (tmp_path / "model").exists()

@@ -1,0 +1,147 @@
+"""``spacy-lpcfg train --estimator split_merge``: checkpoints beside MODEL_DIR, Ctrl-C
+and --resume, and --dev (the cycle kept chosen by the dev trees' F1)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from spacy_lpcfg.cli import _checkpoint_dir, app
+from spacy_lpcfg.estimators.split_merge import ShardedTreebank
+from spacy_lpcfg.grammar.model import ParsingModel
+
+runner = CliRunner()
+
+
+def _invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture
+def train_args(data_dir):
+    return ["ptb_sample", "--data-dir", data_dir, "--limit", "80", "-q"]
+
+
+def _train(out, train_args, *options):
+    corpus, *rest = train_args
+    return _invoke("train", corpus, out, "--estimator", "split_merge", *rest, *options)
+
+
+def test_ctrl_c_keeps_the_last_cycle_and_resume_finishes_the_same_model(
+    tmp_path, train_args, monkeypatch
+):
+    whole = tmp_path / "whole"
+    result = _train(whole, train_args, "--n-cycles", "2")
+    assert result.exit_code == 0, result.output
+    assert not _checkpoint_dir(whole).exists()  # gone once the model is written
+
+    out = tmp_path / "model"
+    calls = []
+    merge_losses = ShardedTreebank.merge_losses
+
+    def interrupted(self, *args):
+        calls.append(1)
+        if len(calls) == 2:  # inside cycle 2
+            raise KeyboardInterrupt
+        return merge_losses(self, *args)
+
+    monkeypatch.setattr(ShardedTreebank, "merge_losses", interrupted)
+    result = _train(out, train_args, "--n-cycles", "2")
+    assert result.exit_code == 130, result.output
+    folder = _checkpoint_dir(out)
+    assert f"cycle 1 is checkpointed in {folder}" in result.stderr
+    assert "--resume" in result.stderr
+    assert not out.exists() and (folder / "checkpoint.json").is_file()
+    assert folder.name == ".model.checkpoints" and folder.parent == out.absolute().parent
+
+    monkeypatch.undo()
+    result = _train(out, train_args, "--n-cycles", "2", "--resume")
+    assert result.exit_code == 0, result.output
+    assert ParsingModel.from_disk(out).to_bytes() == ParsingModel.from_disk(whole).to_bytes()
+    assert not folder.exists()
+
+
+def test_ctrl_c_before_any_cycle_says_there_is_nothing_to_resume(tmp_path, train_args, monkeypatch):
+    def interrupted(self, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ShardedTreebank, "merge_losses", interrupted)
+    result = _train(tmp_path / "model", train_args, "--n-cycles", "2")
+    assert result.exit_code == 130
+    assert "no split-merge cycle was complete: nothing to resume" in result.stderr
+
+
+def test_resume_refuses_the_checkpoint_of_other_options(tmp_path, train_args, monkeypatch):
+    out = tmp_path / "model"
+    calls = []
+    merge_losses = ShardedTreebank.merge_losses
+
+    def interrupted(self, *args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return merge_losses(self, *args)
+
+    monkeypatch.setattr(ShardedTreebank, "merge_losses", interrupted)
+    assert _train(out, train_args, "--n-cycles", "2").exit_code == 130
+    monkeypatch.undo()
+    result = _train(out, train_args, "--n-cycles", "2", "--resume", "--random-state", "3")
+    assert result.exit_code == 1
+    assert "[E313]" in result.stderr and "random_state 0 (now 3)" in result.stderr
+    assert not out.exists()
+
+
+def test_resume_and_dev_are_split_merge_options(tmp_path, train_args):
+    corpus, *rest = train_args
+    for option in (["--resume"], ["--dev", "dev"]):
+        result = _invoke("train", corpus, tmp_path / "m", "--estimator", "mle", *rest, *option)
+        assert result.exit_code == 2
+        assert "--resume and --dev are options of --estimator split_merge" in result.stderr
+
+
+def test_dev_trees_choose_the_cycle(tmp_path, train_args, load_corpus):
+    dev = tmp_path / "dev.mrg"
+    dev.write_text("".join(f"{tree}\n" for tree in load_corpus("ptb_sample", "dev")[:15]))
+    out = tmp_path / "model"
+    result = _train(out, train_args, "--n-cycles", "2", "--dev", dev)
+    assert result.exit_code == 0, result.output
+    history = ParsingModel.from_disk(out).training["history"]
+    scores = history["dev_f1"]
+    assert len(scores) == 2 and all(0 < score <= 100 for score in scores)
+    assert history["best_cycle"] == 1 + scores.index(max(scores))
+    result = _train(out, train_args, "--n-cycles", "1", "--dev", tmp_path / "missing.mrg")
+    assert result.exit_code == 1 and "missing.mrg" in result.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT is POSIX-only")
+def test_sigint_in_a_cycle_exits_130_and_resume_finishes(tmp_path, data_dir):
+    """A real Ctrl-C, most likely inside a numba kernel (where numba reports it as a
+    SystemError): exit 130 with the resume hint, no traceback; --resume then finishes."""
+    out = tmp_path / "model"
+    folder = _checkpoint_dir(out)
+    command = [sys.executable, "-m", "spacy_lpcfg", "train", "ptb_sample", str(out)]
+    options = ["--estimator", "split_merge", "--n-cycles", "3", "--limit", "800", "-q"]
+    options += ["--data-dir", str(data_dir)]
+    process = subprocess.Popen([*command, *options], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (folder / "checkpoint.json").exists() and process.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.3)  # into cycle 2's EM
+    process.send_signal(signal.SIGINT)
+    message = process.stderr.read()
+    assert process.wait(timeout=60) == 130, message
+    assert "Traceback" not in message and message.startswith("interrupted: ")
+    assert f"is checkpointed in {folder}" in message and "--resume" in message
+    result = subprocess.run(
+        [*command, *options, "--resume"], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert ParsingModel.from_disk(out).training["history"]["n_states"][2]
+    assert not folder.exists()
