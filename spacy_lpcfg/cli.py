@@ -61,6 +61,25 @@ TREEBANK_ENCODING_OPTION = typer.Option(
 )
 
 
+LANGUAGE_OPTION = typer.Option(
+    None,
+    "--language",
+    help=f"Language code (default: corpus's, else {defaults.LEXICON.language}).",
+)
+TRAIN_LIMIT_OPTION = typer.Option(
+    None, "--limit", help="Train on the first N (>= 1) trees only.", show_default=False
+)
+
+
+def _training_language(corpus: str, language: str | None) -> str:
+    """``--language``, else the named corpus's language, else the default."""
+    from .corpora import CORPORA
+
+    if language:
+        return language
+    return CORPORA[corpus].lang if corpus in CORPORA else defaults.LEXICON.language
+
+
 def _check_input_file(path: Path) -> None:
     """Fail (one line, before any work) unless ``path`` is a readable file."""
     if not path.exists():
@@ -514,9 +533,7 @@ def train(
     split: str = typer.Option("train", "--split", help="Split of a named corpus to train on."),
     data_dir: Path | None = DATA_DIR_OPTION,
     encoding: str | None = TREEBANK_ENCODING_OPTION,
-    limit: int | None = typer.Option(
-        None, "--limit", help="Train on the first N (>= 1) trees only.", show_default=False
-    ),
+    limit: int | None = TRAIN_LIMIT_OPTION,
     binarization: str = typer.Option(
         defaults.TRANSFORM.binarization, "--binarization", help="right, left or head."
     ),
@@ -532,11 +549,7 @@ def train(
     head_rules: str | None = typer.Option(
         None, "--head-rules", help="collins, ppche, first, last."
     ),
-    language: str | None = typer.Option(
-        None,
-        "--language",
-        help=f"Language code (default: corpus's, else {defaults.LEXICON.language}).",
-    ),
+    language: str | None = LANGUAGE_OPTION,
     rare_threshold: int = typer.Option(
         defaults.LEXICON.rare_threshold,
         "--rare-threshold",
@@ -611,7 +624,6 @@ def train(
     """
     import time
 
-    from .corpora import CORPORA
     from .errors import GrammarError
     from .grammar.model import _check_replaceable
     from .progress import quiet as quiet_bars
@@ -636,9 +648,7 @@ def train(
         _check_replaceable(model_dir)  # a directory that is not a model is never replaced
     except GrammarError as err:
         _fail(str(err))
-    language = language or (
-        CORPORA[corpus].lang if corpus in CORPORA else defaults.LEXICON.language
-    )
+    language = _training_language(corpus, language)
     try:
         with quiet_bars(quiet):
             trees, scheme = _read_training_trees(corpus, split, data_dir, encoding, limit)
@@ -1172,9 +1182,7 @@ def optimize(
     dev_split: str = typer.Option("dev", "--dev-split", help="Split of a named corpus for dev."),
     data_dir: Path | None = DATA_DIR_OPTION,
     encoding: str | None = TREEBANK_ENCODING_OPTION,
-    limit: int | None = typer.Option(
-        None, "--limit", help="Train on the first N (>= 1) trees only.", show_default=False
-    ),
+    limit: int | None = TRAIN_LIMIT_OPTION,
     dev_limit: int | None = typer.Option(
         None, "--dev-limit", help="Score on the first N (>= 1) dev trees only.", show_default=False
     ),
@@ -1190,11 +1198,7 @@ def optimize(
         "chosen model on all (for large treebanks).",
         show_default=False,
     ),
-    language: str | None = typer.Option(
-        None,
-        "--language",
-        help=f"Language code (default: corpus's, else {defaults.LEXICON.language}).",
-    ),
+    language: str | None = LANGUAGE_OPTION,
     max_states: int = typer.Option(
         defaults.SEARCH.max_states, "--max-states", help="Most latent states of a symbol."
     ),
@@ -1257,9 +1261,7 @@ def optimize(
     _check_output_dir(output_dir)
     if dev is None and corpus not in CORPORA:
         _fail("a treebank path has no dev split: give the dev trees with --dev PATH")
-    language = language or (
-        CORPORA[corpus].lang if corpus in CORPORA else defaults.LEXICON.language
-    )
+    language = _training_language(corpus, language)
     try:
         with quiet_bars(quiet):
             trees, scheme = _read_training_trees(corpus, split, data_dir, encoding, limit)

@@ -48,6 +48,7 @@ from ..evaluation.parsing import evaluate
 from ..grammar.model import ParsingModel
 from ..plots import plot_trace
 from ..progress import progress, quiet
+from ..recipes import TRANSFORM_SETTINGS
 from ..trees.transforms import TransformSpec, default_head_rules
 from ..trees.tree import Tree
 from .candidates import StateCandidates
@@ -70,8 +71,9 @@ class OptimizeResult:
     """What ``optimize`` chose.
 
     model (ParsingModel): the best model (function labels restored if stripped).
-    recipe (dict): how it was made: transforms, states per symbol, ensemble,
-        decoder, and the dev F1 of each stage's best.
+    recipe (dict): how it was made: the transforms, the states found, the finalist
+        chosen and its dev F1, every finalist's dev F1, the search's best F1 on its
+        held-out trees, and the trees each step used.
     trace (list[dict]): every candidate scored.
     finished (bool): False when ``max_time`` cut the state search short.
     """
@@ -103,12 +105,8 @@ def transform_settings(
 
 
 def _describe(spec: TransformSpec) -> dict[str, Any]:
-    return {
-        "binarization": spec.binarization,
-        "h_markov": spec.h_markov,
-        "v_markov": spec.v_markov,
-        "keep_functions": spec.keep_functions,
-    }
+    """The transform settings a recipe chooses (``recipes.TRANSFORM_SETTINGS``)."""
+    return {name: getattr(spec, name) for name in TRANSFORM_SETTINGS}
 
 
 def _score_transform(
@@ -122,8 +120,7 @@ def _score_transform(
     start = time.perf_counter()
     with quiet():
         search = _state_search(spec, params)
-        candidates = _candidates(search, search.project(train), dev, params)
-        f1, _ = candidates.score({})
+        f1, _ = search.candidates(search.project(train), dev).score({})
     return f1, time.perf_counter() - start
 
 
@@ -144,16 +141,6 @@ def _state_search(spec: TransformSpec, params: dict[str, Any], **options) -> Lat
         random_state=params["random_state"],
         scheme=params["scheme"],
         **options,
-    )
-
-
-def _candidates(search: LatentStateSearch, projected, dev, params) -> StateCandidates:
-    return StateCandidates(
-        projected,
-        search._estimator(),
-        list(dev),
-        scheme=params["scheme"],
-        seed=params["random_state"],
     )
 
 
@@ -291,19 +278,11 @@ def check_search_options(
     max_symbols: int | None,
 ) -> None:
     """Raise ValueError for a bad option of ``optimize``, before any work."""
-    _state_search(
-        transform_settings([(1, False)], "penn", "en")[0],
-        {
-            "scheme": "penn",
-            "language": "en",
-            "n_states": 1,
-            "max_states": max_states,
-            "beam": beam,
-            "coarse_step": SEARCH.coarse_step,
-            "max_symbols": max_symbols,
-            "min_count": min_count,
-            "random_state": 0,
-        },
+    LatentStateSearch(
+        max_states=max_states,
+        beam=beam,
+        min_count=min_count,
+        max_symbols=max_symbols,
         n_jobs=n_jobs,
         max_time=max_time,
     )._check_params()
@@ -376,7 +355,7 @@ def _final_stage(
     """
     final = _state_search(spec, params)
     with quiet():
-        candidates = _candidates(final, final.project(train), dev, params)
+        candidates = final.candidates(final.project(train), dev)
     searched = dict(search.assignment_)
     states = {"start": {}, "searched": searched}
     if searched == search.start_:

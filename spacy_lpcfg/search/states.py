@@ -120,6 +120,18 @@ class LatentStateSearch(BaseEstimator):
         estimator.set_params(n_states=self.max_states)
         return estimator._project(trees, check_random_state(self.random_state))
 
+    def candidates(self, projected: ProjectedTreebank, dev: Sequence[Tree]) -> StateCandidates:
+        """The search's candidates: its clustering settings, seed and decoder over a
+        projected treebank (``project``), scored on ``dev``."""
+        return StateCandidates(
+            projected,
+            self._estimator(),
+            list(dev),
+            scheme=self.scheme,
+            seed=self.random_state,
+            decoder=self.decoder,
+        )
+
     def fit(self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None):
         """Project the training trees, then search (``fit_projected``).
 
@@ -152,14 +164,7 @@ class LatentStateSearch(BaseEstimator):
         self._check_params()
         if not dev_trees:
             raise ValueError(Errors.E804)
-        candidates = StateCandidates(
-            projected,
-            self._estimator(),
-            list(dev_trees),
-            scheme=self.scheme,
-            seed=self.random_state,
-            decoder=self.decoder,
-        )
+        candidates = self.candidates(projected, dev_trees)
         symbols = candidates.symbols_by_frequency(self.min_count)[: self.max_symbols]
         caps = candidates.caps
         start_states = candidates.n_states({})
