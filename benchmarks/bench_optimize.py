@@ -36,6 +36,7 @@ def main() -> None:
     parser.add_argument("--search-limit", type=int, default=None, help="trees searched on")
     parser.add_argument("--holdout", type=float, default=None, help="share scored on")
     parser.add_argument("--test-limit", type=int, default=None, help="test trees scored")
+    parser.add_argument("--n-models", type=int, default=8, help="members of the ensembles")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     work = args.work or Path(f"/tmp/bench_optimize/{args.corpus}")
@@ -50,6 +51,7 @@ def main() -> None:
             ("--dev-limit", args.dev_limit),
             ("--search-limit", args.search_limit),
             ("--holdout", args.holdout),
+            ("--n-models", args.n_models),
         ):
             if value is not None:
                 command += [option, str(value)]
@@ -59,7 +61,7 @@ def main() -> None:
     recipe = json.loads((work / "recipe.json").read_text())
 
     from spacy_lpcfg import evaluate
-    from spacy_lpcfg.corpora import CORPORA, load_splits
+    from spacy_lpcfg.corpora import CORPORA, load_splits, spread
     from spacy_lpcfg.decode import Parser
     from spacy_lpcfg.estimators import ClusteringEstimator
     from spacy_lpcfg.grammar.model import ParsingModel
@@ -71,8 +73,8 @@ def main() -> None:
 
     info = CORPORA[args.corpus]
     splits = load_splits(args.corpus, data_dir=data_dir())
-    train = list(splits["train"][: args.limit])
-    test = list(splits["test"][: args.test_limit])
+    train = spread(splits["train"], args.limit)
+    test = spread(splits["test"], args.test_limit)
     transform = recipe["transform"]
     (spec,) = transform_settings(
         [(transform["v_markov"], transform["keep_functions"])], info.scheme, info.lang
@@ -122,8 +124,9 @@ def main() -> None:
         from spacy_lpcfg.search.optimize import _fit_ensemble
 
         for name, states in (("16 states", {}), ("the states found", recipe["searched"])):
-            ensemble = _fit_ensemble(candidates, states, 8, 0.3)
-            score(f"8 noisy clustering models, {name} (product_mbr)", ensemble, None)
+            ensemble = _fit_ensemble(candidates, states, args.n_models, 0.3)
+            score(f"{args.n_models} noisy clustering models, {name} (product_mbr)", ensemble, None)
+            del ensemble  # one in memory at a time (IcePaHC)
     chosen = ParsingModel.from_disk(work / "model")
     kind = recipe["model"]["kind"]
     score(f"optimize's model ({kind})", chosen, None)
@@ -141,6 +144,7 @@ def main() -> None:
                 ("--search-limit", args.search_limit),
                 ("--holdout", args.holdout),
                 ("--test-limit", args.test_limit),
+                ("--n-models", None if args.n_models == 8 else args.n_models),
             )
             if value is not None
         )
@@ -155,7 +159,7 @@ def main() -> None:
         + f"{recipe['trees']['model']} training trees, scored on dev: "
         + ", ".join(f"{name} {value:.2f}" for name, value in recipe["finalists"].items())
         + f"; the model: {json.dumps(recipe['model'])}. Test split"
-        + (f" (first {args.test_limit} trees)" if args.test_limit else "")
+        + (f" (about {args.test_limit} trees, every k-th)" if args.test_limit else "")
         + ", EVALB COLLINS F1.",
         "",
         "| model | test F1 | F1 with function labels | sent/s | fit s |",

@@ -1184,7 +1184,10 @@ def optimize(
     encoding: str | None = TREEBANK_ENCODING_OPTION,
     limit: int | None = TRAIN_LIMIT_OPTION,
     dev_limit: int | None = typer.Option(
-        None, "--dev-limit", help="Score on the first N (>= 1) dev trees only.", show_default=False
+        None,
+        "--dev-limit",
+        help="Score on about N (>= 1) dev trees spread over the split only.",
+        show_default=False,
     ),
     holdout: float = typer.Option(
         defaults.SEARCH.holdout,
@@ -1244,7 +1247,7 @@ def optimize(
     OUTPUT_DIR/recipe.json what was chosen. Interrupted (Ctrl-C), run it again with
     --resume: what was scored is not scored again.
     """
-    from .corpora import CORPORA, open_treebank
+    from .corpora import CORPORA, open_treebank, spread
     from .progress import quiet as quiet_bars
     from .search import check_search_options, write_result
     from .search import optimize as run_search
@@ -1271,7 +1274,7 @@ def optimize(
                 gold, _ = open_treebank(dev, None, encoding=encoding)
             result = run_search(
                 trees,
-                gold[:dev_limit],
+                spread(gold, dev_limit),
                 scheme=scheme,
                 language=language,
                 max_states=max_states,

@@ -206,6 +206,15 @@ def load_splits(
     return out
 
 
+def spread(trees: list[Tree], limit: int | None) -> list[Tree]:
+    """About ``limit`` of ``trees``, every k-th: a sample of the whole split (a treebank
+    in file order changes text, genre or century along the way), all of them when
+    ``limit`` is None or not smaller."""
+    if limit is None or len(trees) <= limit:
+        return trees
+    return trees[:: -(-len(trees) // limit)]
+
+
 def open_treebank(
     name_or_path: str | Path,
     split: str | None = None,

@@ -177,3 +177,13 @@ def test_corpora_open_treebank(load_corpus, data_dir):
     trees, scheme = open_treebank(str(data_dir / "floresta"), keep_functions=False)
     assert scheme == "floresta" and len(trees) == 9369
     assert trees[0].children[0].label == "np"
+
+
+def test_spread_takes_every_kth_tree_over_the_whole_list():
+    from spacy_lpcfg.corpora import spread
+
+    items = list(range(100))
+    assert spread(items, None) is items and spread(items, 100) is items
+    assert spread(items, 30) == list(range(0, 100, 4))  # 25 items, from start to end
+    assert spread(items, 50) == list(range(0, 100, 2))
+    assert spread(items, 1) == [0]

@@ -56,6 +56,7 @@ from ..trees.transforms import (
 )
 from ..trees.tree import ROOT_LABEL, Tree
 from .anchored import anchored_scores, sum_anchored_scores
+from .charts import member_charts
 from .dual import Slave, dual_decompose
 from .mbr import mbr_tree
 from .members import MEMBER_DECODERS, combine_members
@@ -169,9 +170,7 @@ def default_decoder(model: ParsingModel) -> str:
         return model.decoder
     if model.training.get(ENSEMBLE):
         return "product_mbr"
-    grammar = model.grammar
-    weights = (grammar.binary_weights, grammar.unary_weights, grammar.lexical_weights)
-    if model.estimator == "spectral" or any(bool((w < 0).any()) for w in weights):
+    if model.estimator == "spectral" or model.grammar.signed:
         return "mbr"
     return "max_rule"
 
@@ -204,6 +203,10 @@ class Parser:
     prune_threshold (float | Sequence[float]): posterior threshold of the pruning
         passes: one for all, or one per level (plus one for the one-state projection
         of a latent grammar). Defaults to ``defaults.PRUNE_THRESHOLD`` (3e-4).
+    member_threshold (float): an ensemble's members after the first parse only the
+        items whose posterior under the first is above this (``member_charts``; 0:
+        all parse the pruning passes' items). Defaults to
+        ``defaults.MEMBER_PRUNE_THRESHOLD``.
     levels (Sequence[dict]): the merged pruning levels, coarsest first, as keyword
         arguments of ``level_label``. Defaults to X-bar with unary chains cut to their
         lowest label and POS categories, then X-bar with the (X-bar) Markov context of
@@ -225,6 +228,7 @@ class Parser:
         *,
         decoder: str = AUTO,
         prune_threshold: float | Sequence[float] = defaults.PRUNE_THRESHOLD,
+        member_threshold: float = defaults.MEMBER_PRUNE_THRESHOLD,
         levels: Sequence[dict] = DEFAULT_LEVELS,
         use_tags: str = "auto",
         max_length: int = defaults.MAX_LENGTH,
@@ -236,11 +240,18 @@ class Parser:
                     name="decoder", value=decoder, expected="one of " + ", ".join(choices)
                 )
             )
+        if not isinstance(member_threshold, (int, float)) or not 0 <= member_threshold < 1:
+            raise ValueError(
+                Errors.E012.format(
+                    name="member_threshold", value=member_threshold, expected="0 <= t < 1"
+                )
+            )
         if not isinstance(max_length, int) or max_length < 1:
             raise ValueError(
                 Errors.E012.format(name="max_length", value=max_length, expected="an int >= 1")
             )
         self.model = model
+        self.member_threshold = float(member_threshold)
         self.use_tags = use_tags
         self.max_length = max_length
         self.fallbacks: Counter[str] = Counter()
@@ -269,7 +280,11 @@ class Parser:
                 raise ValueError(
                     Errors.E012.format(name="decoder", value=self.decoder, expected=expected)
                 )
-            options = {"prune_threshold": prune_threshold, "levels": levels}
+            options = {
+                "prune_threshold": prune_threshold,
+                "member_threshold": member_threshold,
+                "levels": levels,
+            }
             self._parts = [
                 Parser(part, use_tags=use_tags, max_length=max_length, **options)
                 for part in model.parts
@@ -282,6 +297,7 @@ class Parser:
             self.pipeline = (keepers or [model])[0].pipeline
             self.known_tags = frozenset().union(*(p.known_tags for p in self._parts))
             self.members = [model.grammar]
+            self._shared_rules = True
             self.cascade = self._parts[0].cascade
             return
         self.decoder = default_decoder(model) if decoder == AUTO else decoder
@@ -289,6 +305,7 @@ class Parser:
         self.members = [model.grammar] + [
             model.extra_grammars[index] for index in model.training.get(ENSEMBLE, ())
         ]
+        self._shared_rules = shares_rules(self.members)
         grammar = model.grammar
         kinds = [grammar.symbols.kind(i) for i in range(grammar.n_symbols)]
         level_names = [
@@ -426,11 +443,14 @@ class Parser:
     def _marginals_over(
         self, lexicals: list[LexicalScores], mask: np.ndarray
     ) -> SpanMarginals | None:
-        parts = []
-        for grammar, lexical in zip(self.members, lexicals):
-            chart = inside_outside(grammar, lexical, mask, rule_posteriors=False)
-            if chart.has_parse:
-                parts.append(span_marginals(grammar, chart))
+        charts = member_charts(
+            self.members, lexicals, mask, threshold=self.member_threshold, rule_posteriors=False
+        )
+        parts = [
+            span_marginals(grammar, chart)
+            for grammar, chart in zip(self.members, charts)
+            if chart.has_parse
+        ]
         return mean_marginals(aligned(parts)) if parts else None
 
     def _slave_over(
@@ -438,12 +458,11 @@ class Parser:
     ) -> tuple[Slave, tuple[str, ...]] | None:
         decoder = DECODERS[self.decoder]
         grammars = self.members if decoder.joint else self.members[:1]
-        shared = decoder.rule_posteriors and shares_rules(grammars)
-        charts = [
-            (grammar, inside_outside(grammar, lexical, mask, rule_posteriors=shared))
-            for grammar, lexical in zip(grammars, lexicals)
-        ]
-        charts = [(grammar, chart) for grammar, chart in charts if chart.has_parse]
+        shared = decoder.rule_posteriors and self._shared_rules
+        found = member_charts(
+            grammars, lexicals, mask, threshold=self.member_threshold, rule_posteriors=shared
+        )
+        charts = [(grammar, chart) for grammar, chart in zip(grammars, found) if chart.has_parse]
         if not charts:
             return None
         if not shared:  # span-level: mbr on the mean marginals, or their product
@@ -591,8 +610,18 @@ class Parser:
             return None
         decoder = DECODERS[self.decoder]
         start = time.perf_counter()
-        if decoder.joint or not decoder.posteriors:
-            # Joint decoders run each member's inside-outside: counted as "decode".
+        if decoder.joint:
+            charts = member_charts(
+                self.members,
+                lexicals,
+                pruned.mask,
+                threshold=self.member_threshold,
+                rule_posteriors=decoder.rule_posteriors and self._shared_rules,
+            )
+            self._add("seconds", "chart", time.perf_counter() - start)
+            start = time.perf_counter()
+            result = decoder(self.members, lexicals, pruned.mask, posteriors=charts)
+        elif not decoder.posteriors:  # Viterbi maximises in its own pass: "decode"
             result = decoder(self.members, lexicals, pruned.mask)
         else:
             chart = inside_outside(

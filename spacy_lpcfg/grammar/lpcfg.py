@@ -248,6 +248,12 @@ class LPCFG:
         return _read_only(order), offsets
 
     @functools.cached_property
+    def signed(self) -> bool:
+        """Whether some weight is negative (spectral grammars): no probabilities then."""
+        weights = (self.binary_weights, self.unary_weights, self.lexical_weights)
+        return any(bool((w < 0).any()) for w in weights)
+
+    @functools.cached_property
     def log_binary_weights(self) -> np.ndarray:
         """float64 like binary_weights: log of the positive weights, -inf elsewhere (Viterbi)."""
         return _log_positive(self.binary_weights)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..corpora import spread
 from ..decode import Parser
 from ..defaults import CLUSTERING, SEARCH, TRANSFORM
 from ..errors import Errors
@@ -303,8 +304,7 @@ def search_split(
     ``round(1 / holdout)``-th is held out for scoring; with ``holdout`` 0 the
     candidates are scored on ``dev`` itself.
     """
-    if search_limit is not None and len(train) > search_limit:
-        train = train[:: -(-len(train) // search_limit)]
+    train = spread(train, search_limit)
     if not holdout:
         return train, dev
     step = max(2, round(1 / holdout))

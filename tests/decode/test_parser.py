@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from spacy_lpcfg import defaults
+from spacy_lpcfg.decode.charts import member_charts
 from spacy_lpcfg.decode.parser import FALLBACKS, Parser, level_label
 
 
@@ -139,3 +141,31 @@ def test_parser_ensemble_of_copies_decodes_like_one_grammar(
     for tree in ptb_small[1][:8]:
         words = tree.words()
         assert ensemble.parse(words).tree == single.parse(words).tree
+
+
+@pytest.mark.parametrize("threshold", [-0.1, 1.0, "1e-4"])
+def test_parser_rejects_a_member_threshold_outside_0_1(small_model, threshold):
+    with pytest.raises(ValueError, match="member_threshold"):
+        Parser(small_model, member_threshold=threshold)
+
+
+def test_parser_ensemble_members_are_pruned_by_the_first(small_model, ptb_small, monkeypatch):
+    # the wiring; member_charts itself is checked against the oracle (test_member_charts)
+    import spacy_lpcfg.decode.parser as parser_module
+
+    seen = []
+
+    def recording(grammars, lexicals, mask, *, threshold, rule_posteriors):
+        seen.append((len(grammars), threshold))
+        return member_charts(
+            grammars, lexicals, mask, threshold=threshold, rule_posteriors=rule_posteriors
+        )
+
+    monkeypatch.setattr(parser_module, "member_charts", recording)
+    ensemble = _ensemble_of_copies(small_model, 3)
+    words = ptb_small[1][0].words()
+    for decoder in ("product", "product_mbr"):
+        Parser(ensemble, decoder=decoder, member_threshold=1e-3).parse(words)
+        assert seen[-1] == (3, 1e-3)
+    Parser(ensemble, decoder="product_mbr").parse(words)
+    assert seen[-1] == (3, defaults.MEMBER_PRUNE_THRESHOLD)
