@@ -772,11 +772,22 @@ PARSER_OPTIONS = {
     "max_length": typer.Option(
         defaults.MAX_LENGTH, "--max-length", help="Longer sentences get a flat tree."
     ),
+    "member_threshold": typer.Option(
+        defaults.MEMBER_PRUNE_THRESHOLD,
+        "--member-threshold",
+        help="Ensembles: members after the first parse the items whose posterior under "
+        "the first is above this (0: all parse the pruning passes' items).",
+    ),
 }
 
 
 def _load_parser(
-    model_dir: Path, decoder: str, threshold: float, max_length: int, use_tags: str = "auto"
+    model_dir: Path,
+    decoder: str,
+    threshold: float,
+    max_length: int,
+    use_tags: str = "auto",
+    member_threshold: float = defaults.MEMBER_PRUNE_THRESHOLD,
 ):
     from .decode.parser import Parser
     from .errors import GrammarError
@@ -788,6 +799,7 @@ def _load_parser(
             model,
             decoder=decoder,
             prune_threshold=threshold,
+            member_threshold=member_threshold,
             max_length=max_length,
             use_tags=use_tags,
         )
@@ -841,6 +853,7 @@ def parse(
     decoder: str = PARSER_OPTIONS["decoder"],
     threshold: float = PARSER_OPTIONS["threshold"],
     max_length: int = PARSER_OPTIONS["max_length"],
+    member_threshold: float = PARSER_OPTIONS["member_threshold"],
     n_process: int = typer.Option(
         1, "--n-process", help="Parse in this many processes (output in input order)."
     ),
@@ -864,11 +877,18 @@ def parse(
     if (model_dir / "bracketer.json").is_file():  # train --estimator spectral_unsup...
         _print_trees(input_file, encoding, tagged, _bracketer_parse(model_dir))
         return
-    parser = _load_parser(model_dir, decoder, threshold, max_length)
+    parser = _load_parser(
+        model_dir, decoder, threshold, max_length, member_threshold=member_threshold
+    )
     if n_process > 1:
         from .decode.processes import parse_in_processes
 
-        options = {"decoder": decoder, "prune_threshold": threshold, "max_length": max_length}
+        options = {
+            "decoder": decoder,
+            "prune_threshold": threshold,
+            "member_threshold": member_threshold,
+            "max_length": max_length,
+        }
         _print_trees(
             input_file,
             encoding,
@@ -955,6 +975,7 @@ def test_command(
     decoder: str = PARSER_OPTIONS["decoder"],
     threshold: float = PARSER_OPTIONS["threshold"],
     max_length: int = PARSER_OPTIONS["max_length"],
+    member_threshold: float = PARSER_OPTIONS["member_threshold"],
     params: str = typer.Option(
         "collins", "--params", help="EVALB parameters: collins, spmrl or a .prm file."
     ),
@@ -984,7 +1005,9 @@ def test_command(
     except (OSError, ValueError) as err:  # missing data, bad files, bad parameters
         _fail(str(err))
     gold = gold[:limit]
-    parser = _load_parser(model_dir, decoder, threshold, max_length)
+    parser = _load_parser(
+        model_dir, decoder, threshold, max_length, member_threshold=member_threshold
+    )
     scores = evaluate(parser, gold, scheme=scheme, params=evalb, progress=True)
     if as_json:
         _print_json(scores.to_dict())

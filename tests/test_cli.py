@@ -286,6 +286,21 @@ def test_cli_noisy_ensemble_decodes_its_members_jointly(tmp_path, data_dir):
     assert scores["auto"]["decoder"] == "product_mbr"
     assert scores["product"]["decoder"] == "product"
     assert min(s["bracketing_fscore"] for s in scores.values()) > 60
+    # the members after the first parse what the first supports, unless told not to
+    unpruned = _invoke(
+        "test", model_dir, "ptb_sample", "--split", "dev", "--limit", "10",
+        "--member-threshold", "0", "--data-dir", data_dir, "--json",
+    )  # fmt: skip
+    assert unpruned.exit_code == 0, unpruned.output
+    assert json.loads(unpruned.stdout)["bracketing_fscore"] > 60
+    parsed = runner.invoke(
+        app, ["parse", str(model_dir), "--member-threshold", "0"], input="the dog runs .\n"
+    )
+    assert parsed.exit_code == 0 and parsed.stdout.startswith("(TOP "), parsed.output
+    bad = _invoke(
+        "test", model_dir, "ptb_sample", "--member-threshold", "1.5", "--data-dir", data_dir
+    )
+    assert bad.exit_code != 0 and "member_threshold" in bad.output and "1.5" in bad.output
 
 
 # plot ---------------------------------------------------------------------------------
