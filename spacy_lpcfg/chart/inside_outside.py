@@ -106,7 +106,10 @@ def inside_outside(
     masks = mask_arrays(mask, n, grammar.n_symbols)
     if grammar.max_states == 1:
         return _one_state_chart(grammar, n, lex, masks, rule_posteriors)
-    has_mask, mask_array, columns, _, _ = masks
+    has_mask, mask_array, columns, column_offsets, column_members = masks
+    column_offsets, column_members = binary_column_members(
+        grammar, columns, column_offsets, column_members
+    )
     blocks = sparse_blocks(grammar)
     sparse = blocks.kernel_arguments()
     (table, cell_first, cell_count, symbols, starts, ends, offsets, exponents,
@@ -116,7 +119,8 @@ def inside_outside(
         grammar.binary_parent_offsets, binary_parents(grammar), *sparse,
         grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
-        *lex, has_mask, mask_array, columns,
+        *lex, has_mask, mask_array, columns, mask_array.view(np.uint64), column_offsets,
+        column_members,
     )  # fmt: skip
     top = table[0, n, grammar.root]
     z_mantissa = values[offsets[top]] if top >= 0 else 0.0
@@ -138,12 +142,8 @@ def _one_state_chart(grammar, n, lex, masks, rule_posteriors) -> ChartPosteriors
     positions, tags, offsets, values = lex
     has_mask, mask, columns, column_offsets, column_members = masks
     index = chart_index(grammar)
-    # Only symbols with binary rules are parents of binary rules.
-    column_members = column_members[index.has_binary[column_members]]
-    column_offsets = np.zeros_like(column_offsets)
-    np.cumsum(
-        np.bincount(columns[column_members], minlength=len(column_offsets) - 1),
-        out=column_offsets[1:],
+    column_offsets, column_members = binary_column_members(
+        grammar, columns, column_offsets, column_members
     )
     table_buffer, bit_buffer, edge_buffer = _take_scratch(
         np.uint16 if grammar.n_symbols < 65535 else np.int32
@@ -211,6 +211,20 @@ def _return_scratch(table: np.ndarray, bits: np.ndarray, edges: np.ndarray) -> N
     if bits.nbytes <= _KEEP_BYTES:
         _SCRATCH.bits = bits
     _SCRATCH.edges = edges
+
+
+def binary_column_members(
+    grammar: LPCFG, columns: np.ndarray, column_offsets: np.ndarray, column_members: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, members) of ``mask_arrays`` keeping only the symbols with binary rules:
+    only they are parents of binary rules."""
+    column_members = column_members[chart_index(grammar).has_binary[column_members]]
+    offsets = np.zeros_like(column_offsets)
+    np.cumsum(
+        np.bincount(columns[column_members], minlength=len(column_offsets) - 1),
+        out=offsets[1:],
+    )
+    return offsets, column_members
 
 
 def _posteriors(n, z_mantissa, z_exponent, symbols, starts, ends, outside) -> ChartPosteriors:

@@ -33,9 +33,12 @@ def latent_inside(
     sparse_left_states, sparse_right_states, sparse_weights,
     unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
     lex_positions, lex_tags, lex_offsets, lex_values,
-    has_mask, mask, columns,
+    has_mask, mask, columns, mask_words, column_offsets, column_members,
 ):  # fmt: skip
-    """Inside pass. Binary rules use the split-accumulation trick: per (cell, rule),
+    """Inside pass. A cell's parents of binary rules are read off the mask's non-zero
+    words (``mask_words``: the mask as uint64, 8 columns a word; ``column_members``:
+    the symbols with binary rules of each column, CSR ``column_offsets``), not tried
+    one by one. Binary rules use the split-accumulation trick: per (cell, rule),
     sum the outer products inside_b ⊗ inside_c over split points (rescaled to a
     common exponent), then contract once with the (m_a, m_b, m_c) tensor: densely,
     or over its non-zero cells for the rules ``inputs.SparseBlocks`` marks sparse.
@@ -67,6 +70,7 @@ def latent_inside(
     right_any = np.zeros(n_symbols, np.bool_)
     outer = np.zeros(max_states * max_states)  # (m_b, m_c) flattened
     contracted = np.empty(max_states)
+    parents = np.empty(n_symbols, np.int32)
     lex = 0
     for width in range(1, n + 1):
         for i in range(n - width + 1):
@@ -94,9 +98,12 @@ def latent_inside(
                         left_any[item_symbols[item]] = True
                     for item in range(cell_first[k, j], cell_first[k, j] + cell_count[k, j]):
                         right_any[item_symbols[item]] = True
-                for a in binary_parents:
-                    if has_mask and not mask[i, j, columns[a]]:
-                        continue
+                n_parents = _allowed_parents(
+                    i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
+                    column_members, parents,
+                )  # fmt: skip
+                for t in range(n_parents):
+                    a = parents[t]
                     size_a = n_states[a]
                     for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                         b = binary_rules[r, 1]
@@ -262,6 +269,33 @@ def latent_inside(
         exponents[:n_items],
         values[:n_values],
     )
+
+
+@njit(cache=True, nogil=True)
+def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
+                     column_members, parents):  # fmt: skip
+    """Fill ``parents`` with the symbols with binary rules that the mask allows over
+    (i, j), increasing (the order of an unmasked pass); RETURNS how many."""
+    if not has_mask:
+        parents[: binary_parents.shape[0]] = binary_parents
+        return binary_parents.shape[0]
+    n_parents = 0
+    n_columns = column_offsets.shape[0] - 1
+    for word in range(mask_words.shape[2]):
+        if mask_words[i, j, word] == 0:
+            continue
+        for column in range(8 * word, min(8 * word + 8, n_columns)):
+            if mask[i, j, column]:
+                for m in range(column_offsets[column], column_offsets[column + 1]):
+                    a = column_members[m]
+                    # insertion: merged columns interleave their symbols
+                    position = n_parents
+                    while position > 0 and parents[position - 1] > a:
+                        parents[position] = parents[position - 1]
+                        position -= 1
+                    parents[position] = a
+                    n_parents += 1
+    return n_parents
 
 
 @njit(cache=True, nogil=True, fastmath=FAST_MATH)
