@@ -610,7 +610,8 @@ def train(
         defaults.FUNCTION_LABELS,
         "--function-labels",
         help="With --function-labeller and a grammar that keeps function tags: whose tags "
-        "the parses get, labeller or grammar (its own).",
+        "the parses get: auto (a latent grammar's own, an MLE grammar's the labeller's), "
+        "labeller or grammar (its own).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
     quiet: bool = typer.Option(

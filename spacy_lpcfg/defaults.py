@@ -155,13 +155,17 @@ class FunctionLabellerDefaults:
     min_count: int = 2
 
 
-FUNCTION_LABEL_SOURCES = ("grammar", "labeller")
-FUNCTION_LABELS = "labeller"
+FUNCTION_LABEL_SOURCES = ("auto", "grammar", "labeller")
+FUNCTION_LABELS = "auto"
 """Whose function tags a model with a function labeller (``train --function-labeller``)
-gives when its grammar keeps function tags too: "labeller" or "grammar" (its own; the
-labeller then labels only grammars that strip them). ptb_sample dev, F1 with full
-labels: MLE 73.33 with the labeller's, 71.90 with its own (test 71.02, 69.06); a
-clustering grammar (m = 16) 79.74 and 80.00 (test 77.32, 76.87)."""
+gives when its grammar keeps function tags too: "grammar" (its own; the labeller then
+labels only grammars that strip them), "labeller", or "auto": the grammar's when a
+latent grammar keeps them (clustering, spectral, split-merge, the four-way
+combination), the labeller's over a treebank PCFG (MLE). Test F1 with full labels,
+grammar's / labeller's (``benchmarks/bench_function_labels.py``): the four-way
+combination 81.36 / 81.05 on ptb_sample, 69.59 / 68.61 floresta, 75.88 / 75.41
+cess_esp, 70.29 / 69.61 icepahc; MLE 69.06 / 71.02, 61.91 / 63.78, 69.46 / 70.36,
+58.57 / 62.20. ptb_sample dev, a clustering grammar (m = 16): 80.00 / 79.74."""
 
 
 @dataclass(frozen=True)

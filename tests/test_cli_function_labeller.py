@@ -34,7 +34,7 @@ def labelled_dir(data_dir, tmp_path_factory):
 def test_train_saves_the_labeller_and_test_scores_its_tags(labelled_dir, data_dir):
     model = ParsingModel.from_disk(labelled_dir)
     assert model.labeller is not None and not model.transform.keep_functions
-    assert model.function_labels == "labeller" and model.training["trees"] == LIMIT
+    assert model.function_labels == "auto" and model.training["trees"] == LIMIT
     result = _invoke(
         "test", labelled_dir, "ptb_sample", "--split", "dev", "--limit", 30,
         "--data-dir", data_dir, "--json",
@@ -66,7 +66,7 @@ def test_combine_keeps_the_labeller(labelled_dir, data_dir, tmp_path):
 @pytest.mark.parametrize(
     "options,message",
     [
-        (["--function-labels", "both"], "--function-labels must be one of grammar, labeller"),
+        (["--function-labels", "both"], "--function-labels must be one of auto, grammar, labeller"),
         (["--function-labeller", "--estimator", "ccm"], "--function-labeller needs a grammar"),
     ],
 )

@@ -192,7 +192,8 @@ class ParsingModel:
         model's label scheme); members have none of their own.
     function_labels (str): whose function tags the parses get when the grammar keeps
         function tags and a labeller is attached: "grammar" (the labeller then labels
-        only grammars that strip them) or "labeller". Defaults to
+        only grammars that strip them), "labeller" or "auto" (the grammar's when a
+        latent grammar keeps them, else the labeller's). Defaults to
         ``defaults.FUNCTION_LABELS``; saved with a labeller only.
     RAISES GrammarError: the parts do not fit together.
     """
@@ -333,10 +334,24 @@ class ParsingModel:
     @property
     def active_labeller(self) -> FunctionTagger | None:
         """The labeller whose tags the parses get: the model's, unless its grammar keeps
-        function tags and ``function_labels`` is "grammar"."""
-        if self.function_labels == "grammar" and self.keeps_functions:
+        function tags and ``function_labels`` says the grammar's ("grammar", or "auto"
+        and a latent grammar keeps them: ``defaults.FUNCTION_LABELS``)."""
+        keepers = [part for part in (self, *self.members) if part.transform.keep_functions]
+        if keepers and (
+            self.function_labels == "grammar"
+            or (self.function_labels == "auto" and any(part._latent for part in keepers))
+        ):
             return None
         return self.labeller
+
+    @property
+    def _latent(self) -> bool:
+        """Whether a grammar this model decodes (its own or an ensemble member's) has
+        latent states."""
+        grammars = [self.grammar] + [
+            self.extra_grammars[i] for i in self.training.get(ENSEMBLE, ())
+        ]
+        return any(grammar.max_states > 1 for grammar in grammars)
 
     def _check_linked_grammars(self) -> None:
         """The extra grammars that ``training`` names must be what the parser expects:

@@ -20,7 +20,7 @@ With ``function_labeller = true`` (or a ``spacy_lpcfg.FunctionLabeller.v1``
 block), ``initialize`` also fits a function labeller on the training trees and
 saves it with the grammar: the parses then get its function tags (``NP-SBJ``,
 ``Span._.function_labels``), or the grammar's own when it keeps function tags
-and ``function_labels = "grammar"``. A ``model`` directory brings its own
+and ``function_labels`` says so ("grammar", or "auto" and a latent grammar). A ``model`` directory brings its own
 labeller, if it has one (``spacy-lpcfg train --function-labeller``).
 
 Put the component after any component that retokenises (``merge_entities``...):
@@ -197,8 +197,9 @@ class LPCFGParser(Pipe):
         ``initialize`` fits it on the training trees and saves it with the grammar.
         False: no labeller (a ``model`` directory may bring one).
     function_labels (str): with ``function_labeller``: whose function tags the
-        parses get when the grammar keeps them too, "labeller" or "grammar" (a
-        grammar that strips them gets the labeller's).
+        parses get when the grammar keeps them too, "auto" (a latent grammar's own, an
+        MLE grammar's the labeller's), "labeller" or "grammar" (a grammar that strips
+        them gets the labeller's).
     scorer (Callable | None): the scoring function (``Pipe.score``).
     check_model (bool): check now that ``model`` is a model directory (its files are
         read on first use). False when a saved pipeline brings its own copy.

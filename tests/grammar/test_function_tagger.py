@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from spacy_lpcfg.defaults import FUNCTION_LABELS
 from spacy_lpcfg.errors import GrammarError
-from spacy_lpcfg.estimators import MLEEstimator
+from spacy_lpcfg.estimators import ClusteringEstimator, MLEEstimator
 from spacy_lpcfg.estimators.function_labels import FunctionLabeller, attach_function_labeller
 from spacy_lpcfg.grammar.function_labels import FunctionTagger, phrase_features
 from spacy_lpcfg.grammar.model import ParsingModel, combine_models
@@ -106,7 +107,8 @@ def test_model_with_labeller_round_trips_exactly(model, saved, stripped_dev):
     data = model.to_bytes()
     for loaded in (ParsingModel.from_disk(saved), ParsingModel.from_bytes(data)):
         assert loaded == model and loaded.to_bytes() == data
-        assert loaded.labeller == model.labeller and loaded.function_labels == "labeller"
+        assert loaded.labeller == model.labeller
+        assert loaded.function_labels == model.function_labels == FUNCTION_LABELS
         assert np.array_equal(loaded.labeller.coef, model.labeller.coef)
         assert loaded.labeller.label(stripped_dev) == expected
 
@@ -118,7 +120,7 @@ def test_model_with_labeller_layout(model, saved):
         "classes": len(tagger.classes),
         "features": len(tagger.features),
     }
-    assert cfg["function_labels"] == "labeller" and cfg["format_version"] == 1
+    assert cfg["function_labels"] == FUNCTION_LABELS and cfg["format_version"] == 1
     index = json.loads((saved / INDEX).read_text())
     assert index["classes"][0] == [] and ["SBJ"] in index["classes"]
     assert index["coef"] == {"rows": len(tagger.classes), "stored": None}  # L2: dense
@@ -160,6 +162,15 @@ def test_active_labeller_follows_the_setting(train, labeller):
     assert keep.with_function_labeller(tagger, "labeller").active_labeller is tagger
     strip = MLEEstimator(transform=TransformSpec(keep_functions=False)).fit(train[:50]).model_
     assert strip.with_function_labeller(tagger, "grammar").active_labeller is tagger
+    # auto: a latent grammar's own tags, the labeller's over an MLE grammar's
+    latent = ClusteringEstimator(n_states=2).fit(train[:50]).model_
+    assert latent.transform.keep_functions and latent.grammar.max_states == 2
+    assert latent.with_function_labeller(tagger, "auto").active_labeller is None
+    assert keep.with_function_labeller(tagger, "auto").active_labeller is tagger
+    assert strip.with_function_labeller(tagger, "auto").active_labeller is tagger
+    for parts, expected in (((keep, latent), None), ((keep, strip), tagger)):
+        combined = combine_models(parts).with_function_labeller(tagger, "auto")
+        assert combined.active_labeller is expected
     with pytest.raises(GrammarError, match="E210.*function_labels"):
         keep.with_function_labeller(tagger, "both")
 
@@ -167,14 +178,15 @@ def test_active_labeller_follows_the_setting(train, labeller):
 def test_attach_function_labeller_fits_on_the_models_scheme(train, model):
     attached = attach_function_labeller(model.with_function_labeller(None), train[:60], C=0.5)
     assert attached.labeller.scheme == "penn" and attached.labeller.params["C"] == 0.5
-    assert attached.function_labels == "labeller" and attached.grammar is model.grammar
+    assert attached.function_labels == FUNCTION_LABELS and attached.grammar is model.grammar
 
 
 def test_combination_keeps_the_first_labeller_and_members_have_none(train, model):
     left = MLEEstimator(transform=TransformSpec(keep_functions=False, binarization="left"))
     other = left.fit(train[:100]).model_
     combined = combine_models([other, model], "product")
-    assert combined.labeller == model.labeller and combined.function_labels == "labeller"
+    assert combined.labeller == model.labeller
+    assert combined.function_labels == model.function_labels
     assert all(part.labeller is None for part in combined.parts)
     assert ParsingModel.from_bytes(combined.to_bytes()) == combined
     with pytest.raises(GrammarError, match="E210.*function labeller of its own"):
