@@ -87,10 +87,13 @@ def _categories(part: SpanMarginals, scheme: str) -> SpanMarginals:
     n = part.n_words
     projection = np.zeros((len(part.labels), len(names)))
     projection[np.arange(len(part.labels)), column] = 1.0
-    marginals = (part.marginals.reshape(-1, len(part.labels)) @ projection).reshape(
-        n + 1, n + 1, len(names)
+    flat = part.marginals.reshape(-1, len(part.labels))
+    spans = np.flatnonzero(flat.any(axis=1))  # the few spans with mass (after pruning)
+    marginals = np.zeros((len(flat), len(names)))
+    marginals[spans] = flat[spans] @ projection
+    return SpanMarginals(
+        names, marginals.reshape(n + 1, n + 1, len(names)), part.tags, part.tag_marginals
     )
-    return SpanMarginals(names, marginals, part.tags, part.tag_marginals)
 
 
 @functools.lru_cache(maxsize=64)

@@ -41,7 +41,7 @@ from ..chart.pruning import PruningCascade
 from ..errors import Errors, Warnings, excerpt
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.model import COARSE_GRAMMAR, ENSEMBLE, ParsingModel
-from ..grammar.symbols import PHRASAL
+from ..grammar.symbols import PHRASAL, SymbolTable
 from ..progress import progress as show_progress
 from ..trees.labels import get_scheme
 from ..trees.transforms import (
@@ -75,6 +75,8 @@ from .span_scores import SpanScores, add_to_rules
 
 EXHAUSTIVE_LENGTH = 60
 LOWER_THRESHOLDS = (1e-3, 1e-6)  # the lower_threshold fallbacks scale the thresholds by these
+# A sentence's first pruning passes by the symbols of their level (Parser._first_pass).
+SharedPasses = dict[frozenset[str], tuple[SymbolTable, CoarsePosteriors]]
 FALLBACKS = ("lower_threshold", "no_pruning", "flat", "too_long")
 # Pruning levels, coarsest first, as keyword arguments of level_label. The dense first
 # pass is over X-bar labels with unary chains cut to their lowest label and POS tags
@@ -391,35 +393,69 @@ class Parser:
         self._add("seconds", "lexicon", time.perf_counter() - start)
         return lexicals, coarse_lexical
 
-    def _attempts(self, n_words: int, coarse_lexical: LexicalScores):
+    def _attempts(
+        self, n_words: int, coarse_lexical: LexicalScores, shared: SharedPasses | None = None
+    ):
         """(threshold scale, fallback name, first pass) of each try, in order."""
         attempts = [(1.0, None)] + [(scale, "lower_threshold") for scale in LOWER_THRESHOLDS]
         if n_words <= EXHAUSTIVE_LENGTH:
             attempts.append((0.0, "no_pruning"))
         start = time.perf_counter()
-        first = self.cascade.first_pass(coarse_lexical)
+        first = self._first_pass(coarse_lexical, shared)
         self._add("seconds", "pruning", time.perf_counter() - start)
         for scale, fallback in attempts:
             yield scale, fallback, first
 
+    def _first_pass(
+        self, coarse_lexical: LexicalScores, shared: SharedPasses | None
+    ) -> CoarsePosteriors:
+        """The cascade's first (dense) pass. The parts of a combination whose coarsest
+        level has the same symbols (a binarisation's X-bar grammar, with function tags
+        kept or stripped below it) share the first one's, for one sentence: pruning
+        only, and the largest cost of those parts' pruning."""
+        symbols = self.cascade.levels[0].grammar.symbols
+        key = frozenset(symbols.names)
+        if shared is not None and key in shared:
+            other, first = shared[key]
+            if other == symbols:
+                return first
+            index = {name: i for i, name in enumerate(other.names)}
+            order = np.array([index[name] for name in symbols.names])
+            return dataclasses.replace(first, posteriors=first.posteriors[:, :, order])
+        first = self.cascade.first_pass(coarse_lexical)
+        if shared is not None:
+            shared[key] = (symbols, first)
+        return first
+
     def span_marginals(
-        self, words: Sequence[str], tags: Sequence[str | None] | None = None
+        self,
+        words: Sequence[str],
+        tags: Sequence[str | None] | None = None,
+        shared: SharedPasses | None = None,
     ) -> tuple[SpanMarginals | None, str | None]:
         """The sentence's bracket and tag marginals under this model's grammar (the mean
         over an ensemble's members), with the fallback it took; (None, reason) when the
         chart has no parse at any threshold or the sentence is too long. What a model
-        with members combines."""
-        return self._first_found(words, tags, self._marginals_over)
+        with members combines.
+
+        shared (dict | None): first pruning passes of this sentence by the other parts
+            of a combination (``_first_pass``); this part's is added.
+        """
+        return self._first_found(words, tags, self._marginals_over, shared)
 
     def slave(
-        self, words: Sequence[str], tags: Sequence[str | None] | None = None
+        self,
+        words: Sequence[str],
+        tags: Sequence[str | None] | None = None,
+        shared: SharedPasses | None = None,
     ) -> tuple[tuple[Slave, tuple[str, ...]] | None, str | None]:
         """This model as a member of a dual decomposition: ((a function from span scores
         to its best tree, the natural labels it scores), the fallback taken); the
-        charts are computed once, here. (None, reason) when nothing parses."""
-        return self._first_found(words, tags, self._slave_over)
+        charts are computed once, here. (None, reason) when nothing parses. ``shared``
+        as for span_marginals."""
+        return self._first_found(words, tags, self._slave_over, shared)
 
-    def _first_found(self, words, tags, build):
+    def _first_found(self, words, tags, build, shared: SharedPasses | None = None):
         """(``build(lexicals, mask)`` for the first pruning attempt where it is not None,
         the attempt's fallback), or (None, the reason nothing was found)."""
         start = time.perf_counter()
@@ -427,7 +463,7 @@ class Parser:
         lexicals, coarse_lexical = self._lexicals(words, tags, start)
         if len(words) > self.max_length:
             return None, "too_long"
-        for scale, fallback, first in self._attempts(len(words), coarse_lexical):
+        for scale, fallback, first in self._attempts(len(words), coarse_lexical, shared):
             start = time.perf_counter()
             pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
             self._add("seconds", "pruning", time.perf_counter() - start)
@@ -481,7 +517,8 @@ class Parser:
     def _parse_dual(self, words: list[str], tags: Sequence[str | None] | None) -> Parse:
         """Dual decomposition of the parts (``decode.dual``); the tree of the first part
         that keeps function tags."""
-        found = [part.slave(words, tags) for part in self._parts]
+        shared: SharedPasses = {}
+        found = [part.slave(words, tags, shared) for part in self._parts]
         parsed = [
             (part, slave, labels)
             for part, (made, _) in zip(self._parts, found)
@@ -516,7 +553,8 @@ class Parser:
         """Parse with every part and combine their marginals (``decode.members``)."""
         if self.decoder == "dual":
             return self._parse_dual(words, tags)
-        found = [part.span_marginals(words, tags) for part in self._parts]
+        shared: SharedPasses = {}
+        found = [part.span_marginals(words, tags, shared) for part in self._parts]
         parsed = [
             (part, marginals) for part, (marginals, _) in zip(self._parts, found) if marginals
         ]

@@ -3,6 +3,7 @@ time on a small MLE model."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from spacy_lpcfg import defaults
@@ -169,3 +170,32 @@ def test_parser_ensemble_members_are_pruned_by_the_first(small_model, ptb_small,
         assert seen[-1] == (3, 1e-3)
     Parser(ensemble, decoder="product_mbr").parse(words)
     assert seen[-1] == (3, defaults.MEMBER_PRUNE_THRESHOLD)
+
+
+def test_parts_with_one_coarsest_level_share_its_pass(small_model, ptb_small):
+    # a combination of grammars binarised alike, function tags kept and stripped: their
+    # coarsest (X-bar) levels have the same symbols, in another order
+    from spacy_lpcfg.estimators.mle import MLEEstimator
+    from spacy_lpcfg.grammar.model import combine_models
+    from spacy_lpcfg.trees.transforms import TransformSpec
+
+    stripped = MLEEstimator(transform=TransformSpec(keep_functions=False, v_markov=1))
+    combined = Parser(combine_models([small_model, stripped.fit(ptb_small[0]).model_]))
+    kept, other = combined._parts
+    first, second = (part.cascade.levels[0].grammar.symbols for part in combined._parts)
+    assert set(first.names) == set(second.names) and first != second
+    for tree in ptb_small[1][:5]:
+        words = tree.words()
+        shared = {}
+        lexicals = [part._lexicals(words, None, 0.0)[1] for part in combined._parts]
+        own = [part.cascade.first_pass(lexical) for part, lexical in zip(combined._parts, lexicals)]
+        assert kept._first_pass(lexicals[0], shared) is not None and len(shared) == 1
+        reused = other._first_pass(lexicals[1], shared)
+        # the first part's posteriors, each column under the second part's symbol
+        for a, name in enumerate(second.names):
+            np.testing.assert_array_equal(
+                reused.posteriors[:, :, a], own[0].posteriors[:, :, first.index(name)]
+            )
+        # the two coarsest grammars are projections of one treebank: nearly the same
+        assert np.abs(reused.posteriors - own[1].posteriors).max() < 0.05
+        assert combined.parse(words).tree.words() == words
