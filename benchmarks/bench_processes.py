@@ -93,7 +93,9 @@ def report(rows, args, n_sentences: int, model: Path) -> str:
     lines = [
         "## Throughput: one and two processes",
         "",
-        f"`python benchmarks/bench_processes.py --repeat-text {args.repeat_text} --runs "
+        "`python benchmarks/bench_processes.py"
+        + (f" --model {args.model}" if args.model else "")
+        + f" --repeat-text {args.repeat_text} --runs "
         f"{args.runs}`: {n_sentences:,} sentences (ptb_sample test, repeated), model "
         f"`{model.name}`; wall clock with start-up, median of {args.runs} runs.",
         "",
