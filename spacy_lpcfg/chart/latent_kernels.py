@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .mask_scan import masked_members
 from .scaled import EMPTY, FAST_MATH, accumulate, grow, normalise, times_pow2
 
 NO_ITEM = -1
@@ -279,22 +280,14 @@ def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_of
     if not has_mask:
         parents[: binary_parents.shape[0]] = binary_parents
         return binary_parents.shape[0]
-    n_parents = 0
-    n_columns = column_offsets.shape[0] - 1
-    for word in range(mask_words.shape[2]):
-        if mask_words[i, j, word] == 0:
-            continue
-        for column in range(8 * word, min(8 * word + 8, n_columns)):
-            if mask[i, j, column]:
-                for m in range(column_offsets[column], column_offsets[column + 1]):
-                    a = column_members[m]
-                    # insertion: merged columns interleave their symbols
-                    position = n_parents
-                    while position > 0 and parents[position - 1] > a:
-                        parents[position] = parents[position - 1]
-                        position -= 1
-                    parents[position] = a
-                    n_parents += 1
+    n_parents = masked_members(i, j, mask, mask_words, column_offsets, column_members, parents)
+    for t in range(1, n_parents):  # insertion sort: merged columns interleave symbols
+        a = parents[t]
+        position = t
+        while position > 0 and parents[position - 1] > a:
+            parents[position] = parents[position - 1]
+            position -= 1
+        parents[position] = a
     return n_parents
 
 

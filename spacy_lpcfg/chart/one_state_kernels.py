@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from .mask_scan import masked_members
 from .scaled import EMPTY, add, grow, normalised, times_pow2
 
 
@@ -218,17 +219,12 @@ def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_of
                 parents[n_parents] = a
                 n_parents += 1
         return n_parents
-    n_columns = column_offsets.shape[0] - 1
-    for word in range(mask_words.shape[2]):
-        if mask_words[i, j, word] == 0:
-            continue
-        for column in range(8 * word, min(8 * word + 8, n_columns)):
-            if mask[i, j, column]:
-                for m in range(column_offsets[column], column_offsets[column + 1]):
-                    a = column_members[m]
-                    if context[j, a]:
-                        parents[n_parents] = a
-                        n_parents += 1
+    n_allowed = masked_members(i, j, mask, mask_words, column_offsets, column_members, parents)
+    for t in range(n_allowed):  # compacted in place: those with their context
+        a = parents[t]
+        if context[j, a]:
+            parents[n_parents] = a
+            n_parents += 1
     return n_parents
 
 

@@ -414,13 +414,12 @@ class Parser:
         kept or stripped below it) share the first one's, for one sentence: pruning
         only, and the largest cost of those parts' pruning."""
         symbols = self.cascade.levels[0].grammar.symbols
-        key = frozenset(symbols.names)
+        key = _name_set(symbols)
         if shared is not None and key in shared:
             other, first = shared[key]
             if other == symbols:
                 return first
-            index = {name: i for i, name in enumerate(other.names)}
-            order = np.array([index[name] for name in symbols.names])
+            order = _column_order(other, symbols)
             return dataclasses.replace(first, posteriors=first.posteriors[:, :, order])
         first = self.cascade.first_pass(coarse_lexical)
         if shared is not None:
@@ -701,6 +700,18 @@ class Parser:
             return "X"
         best = below_root[np.argmax(grammar.unary_weights[below_root])]
         return grammar.symbols.name(int(rules[best, 1]))
+
+
+@functools.lru_cache(maxsize=64)
+def _name_set(symbols: SymbolTable) -> frozenset[str]:
+    return frozenset(symbols.names)
+
+
+@functools.lru_cache(maxsize=64)
+def _column_order(source: SymbolTable, target: SymbolTable) -> np.ndarray:
+    """int64[len(target)]: the column of each of target's symbols among source's (the
+    same names in another order)."""
+    return np.array([source.index(name) for name in target.names], dtype=np.int64)
 
 
 def _rule_slave(grammar: LPCFG, anchored, objective: str, extra: SpanScores | None):

@@ -26,6 +26,19 @@ def case(seed: int, n: int, signed: bool):
     return grammar, lexical, enumerate_derivations(grammar, lexical)
 
 
+def reweighted(grammar: LPCFG, seed: int, low: float = 0.2, high: float = 2.0) -> LPCFG:
+    """The same rules with every weight multiplied by a random factor in [low, high):
+    another member over the same skeleton."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for kind in ("binary", "unary", "lexical"):
+        weights = getattr(grammar, f"{kind}_weights")
+        arrays[f"{kind}_rules"] = getattr(grammar, f"{kind}_rules")
+        arrays[f"{kind}_offsets"] = getattr(grammar, f"{kind}_offsets")
+        arrays[f"{kind}_weights"] = weights * rng.uniform(low, high, size=weights.shape)
+    return LPCFG(grammar.symbols, grammar.n_states, words=grammar.words, **arrays)
+
+
 def word_ids(grammar: LPCFG, n: int, seed: int) -> list[int]:
     """A random sentence of n words of the grammar's vocabulary."""
     return np.random.default_rng(seed).integers(0, len(grammar.words), size=n).tolist()

@@ -6,32 +6,44 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from chart.brute_force import oracle_posteriors
-from decode_oracle import allowed, case, enumerate_derivations, word_ids
+from decode_oracle import allowed, case, enumerate_derivations, reweighted, word_ids
 
 from spacy_lpcfg.chart import inside_outside
 from spacy_lpcfg.decode.charts import member_charts
-from spacy_lpcfg.grammar import LPCFG, LexicalScores
+from spacy_lpcfg.grammar import LexicalScores
 
 SEEDS = range(12)
 
 
-def _reweighted(grammar: LPCFG, seed: int) -> LPCFG:
-    """The same rules, every weight multiplied by a random positive factor: a member."""
-    rng = np.random.default_rng(seed)
-    arrays = {}
-    for kind in ("binary", "unary", "lexical"):
-        weights = getattr(grammar, f"{kind}_weights")
-        arrays[f"{kind}_rules"] = getattr(grammar, f"{kind}_rules")
-        arrays[f"{kind}_offsets"] = getattr(grammar, f"{kind}_offsets")
-        arrays[f"{kind}_weights"] = weights * rng.uniform(0.05, 3.0, size=weights.shape)
-    return LPCFG(grammar.symbols, grammar.n_states, words=grammar.words, **arrays)
-
-
 def _members(seed: int, signed: bool = False):
     grammar, _, _ = case(seed, 4, signed)
-    grammars = [grammar, _reweighted(grammar, seed + 100), _reweighted(grammar, seed + 200)]
+    grammars = [grammar] + [reweighted(grammar, seed + k, 0.05, 3.0) for k in (100, 200)]
     words = word_ids(grammar, 4, seed)
     return grammars, [LexicalScores.from_word_ids(g, words) for g in grammars]
+
+
+def _assert_parsed_alone(grammar, lexical, chart, rule_posteriors: bool = False) -> None:
+    """``chart`` is the member's chart over the whole mask (here: no mask)."""
+    alone = inside_outside(grammar, lexical, None, rule_posteriors=rule_posteriors)
+    assert chart.has_parse == alone.has_parse
+    if alone.has_parse:
+        np.testing.assert_allclose(chart.marginals, alone.marginals)
+        if rule_posteriors:
+            np.testing.assert_allclose(chart.binary.scores, alone.binary.scores)
+
+
+def _pruned_by_first(seed: int, threshold_of):
+    """(grammars, lexicals, the first's kept items, member_charts) at the threshold
+    ``threshold_of(the first's marginals)``; None when the first has no parse."""
+    grammars, lexicals = _members(seed)
+    first = inside_outside(grammars[0], lexicals[0], None, rule_posteriors=False)
+    if not first.has_parse:
+        return None
+    threshold = float(threshold_of(first.marginals))
+    mask = _kept(first, grammars[0].n_symbols, threshold)
+    charts = member_charts(grammars, lexicals, None, threshold=threshold, rule_posteriors=False)
+    np.testing.assert_allclose(charts[0].marginals, first.marginals)
+    return grammars, lexicals, mask, charts
 
 
 def _kept(chart, n_symbols: int, threshold: float) -> np.ndarray:
@@ -47,11 +59,7 @@ def test_threshold_zero_parses_every_member_alone(seed):
     grammars, lexicals = _members(seed)
     charts = member_charts(grammars, lexicals, None, threshold=0.0, rule_posteriors=True)
     for grammar, lexical, chart in zip(grammars, lexicals, charts):
-        alone = inside_outside(grammar, lexical, None)
-        assert chart.has_parse == alone.has_parse
-        if alone.has_parse:
-            np.testing.assert_allclose(chart.marginals, alone.marginals)
-            np.testing.assert_allclose(chart.binary.scores, alone.binary.scores)
+        _assert_parsed_alone(grammar, lexical, chart, rule_posteriors=True)
 
 
 def test_members_parse_the_items_the_first_keeps():
@@ -59,19 +67,14 @@ def test_members_parse_the_items_the_first_keeps():
     # above the threshold under the first member.
     pruned = 0
     for seed in SEEDS:
-        grammars, lexicals = _members(seed)
-        first = inside_outside(grammars[0], lexicals[0], None, rule_posteriors=False)
-        if not first.has_parse:
+        found = _pruned_by_first(seed, lambda marginals: np.quantile(marginals, 0.3))
+        if found is None:
             continue
-        threshold = float(np.quantile(first.marginals, 0.3))
-        mask = _kept(first, grammars[0].n_symbols, threshold)
-        charts = member_charts(grammars, lexicals, None, threshold=threshold, rule_posteriors=False)
-        np.testing.assert_allclose(charts[0].marginals, first.marginals)
+        grammars, lexicals, mask, charts = found
         for grammar, lexical, chart in zip(grammars[1:], lexicals[1:], charts[1:]):
             derivations = allowed(enumerate_derivations(grammar, lexical), mask)
             if not derivations:  # no parse there: the member parsed over the whole mask
-                alone = inside_outside(grammar, lexical, None, rule_posteriors=False)
-                np.testing.assert_allclose(chart.marginals, alone.marginals)
+                _assert_parsed_alone(grammar, lexical, chart)
                 continue
             _, items, _ = oracle_posteriors(derivations)
             found = {
@@ -94,20 +97,15 @@ def test_a_member_without_parse_on_the_kept_items_parses_over_the_mask():
     # derivations; the others then rarely find a parse there, and parse without it.
     fell_back = 0
     for seed in SEEDS:
-        grammars, lexicals = _members(seed)
-        first = inside_outside(grammars[0], lexicals[0], None, rule_posteriors=False)
-        if not first.has_parse:
+        found = _pruned_by_first(seed, lambda _: 1 - 1e-9)  # items of every derivation
+        if found is None:
             continue
-        threshold = 1 - 1e-9
-        mask = _kept(first, grammars[0].n_symbols, threshold)
-        charts = member_charts(grammars, lexicals, None, threshold=threshold, rule_posteriors=False)
+        grammars, lexicals, mask, charts = found
         for grammar, lexical, chart in zip(grammars[1:], lexicals[1:], charts[1:]):
             if inside_outside(grammar, lexical, mask, rule_posteriors=False).has_parse:
                 continue
             fell_back += 1
-            alone = inside_outside(grammar, lexical, None, rule_posteriors=False)
-            assert chart.has_parse == alone.has_parse
-            np.testing.assert_allclose(chart.marginals, alone.marginals)
+            _assert_parsed_alone(grammar, lexical, chart)
     assert fell_back >= 3
 
 
@@ -118,7 +116,4 @@ def test_a_signed_first_member_prunes_nothing(seed):
     assert grammars[0].signed
     charts = member_charts(grammars, lexicals, None, threshold=0.5, rule_posteriors=False)
     for grammar, lexical, chart in zip(grammars, lexicals, charts):
-        alone = inside_outside(grammar, lexical, None, rule_posteriors=False)
-        assert chart.has_parse == alone.has_parse
-        if alone.has_parse:
-            np.testing.assert_allclose(chart.marginals, alone.marginals)
+        _assert_parsed_alone(grammar, lexical, chart)

@@ -14,6 +14,7 @@ from decode_oracle import (
     no_parse_lexical,
     preorder,
     random_grammar,
+    reweighted,
     rule_objective,
     word_ids,
 )
@@ -46,18 +47,6 @@ def _sentence(grammar: LPCFG, seed: int) -> LexicalScores:
     return LexicalScores.from_word_ids(grammar, word_ids(grammar, 4, seed))
 
 
-def _reweighted(grammar: LPCFG, seed: int) -> LPCFG:
-    """The same rules with every weight multiplied by a random positive factor."""
-    rng = np.random.default_rng(seed)
-    arrays = {}
-    for kind in ("binary", "unary", "lexical"):
-        weights = getattr(grammar, f"{kind}_weights")
-        arrays[f"{kind}_rules"] = getattr(grammar, f"{kind}_rules")
-        arrays[f"{kind}_offsets"] = getattr(grammar, f"{kind}_offsets")
-        arrays[f"{kind}_weights"] = weights * rng.uniform(0.2, 2.0, size=weights.shape)
-    return LPCFG(grammar.symbols, grammar.n_states, words=grammar.words, **arrays)
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_product_of_one_grammar_is_the_single_decoder(seed):
     grammar, lexical, _ = case(seed, 4, False)
@@ -85,7 +74,7 @@ def test_product_of_copies_gives_the_same_tree(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_product_over_shared_rules_matches_enumeration(seed):
     grammar, lexical, derivations = case(seed, 4, False)
-    other = _reweighted(grammar, seed + 100)
+    other = reweighted(grammar, seed + 100)
     other_lexical = LexicalScores.from_word_ids(other, word_ids(grammar, 4, seed))
     assert shares_rules([grammar, other])
     result = product_parse([grammar, other], [lexical, other_lexical])
@@ -170,7 +159,7 @@ def test_product_leaves_out_members_without_parse():
 
 def test_product_respects_masks_and_reuses_posteriors():
     grammar, lexical, _ = case(3, 4, False)
-    other = _reweighted(grammar, 7)
+    other = reweighted(grammar, 7)
     other_lexical = LexicalScores.from_word_ids(other, word_ids(grammar, 4, 3))
     mask = np.random.default_rng(0).random((5, 5, grammar.n_symbols)) < 0.8
     mask[0, 4, grammar.root] = True
