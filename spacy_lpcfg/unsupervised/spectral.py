@@ -8,7 +8,8 @@ sentence's tag sequence to its word distance matrix, then to the projective
 binary tree of minimum total edge length (``tree_metric``), directed by the top
 bracket of the paper's heuristic (``top_bracket``) or the least-cost one.
 
-Simplifications, against the paper: the vectors default to OSCCA-style context
+Departures from the paper: the covariances are centred per tag
+(``center``); the vectors default to OSCCA-style context
 embeddings learned here (the paper's best English vectors were pretrained
 neural embeddings, its other languages Brown clusters); the kernel's formula is
 reconstructed (see ``metric``); the universal tags are approximated outside
@@ -42,14 +43,19 @@ class SpectralBracketer(Bracketer):
 
     rank (int): m, the number of singular values in the metric. The paper's 7 was
         tuned on the full WSJ; tuned the same way (ptb_sample, <= 10 words), 3 is
-        best here (58.2 F1 against 54.8 for 7: fewer sentences, noisier small
-        singular values).
+        best here (59.8 F1 against 55.5 for 7, 57.9 for 4 and 61.0 for 2, which
+        loses 0.7 at <= 40 words and 1.8 on Floresta: fewer sentences, noisier
+        small singular values).
     bandwidth (float): the kernel's γ (paper: 0.4).
     embedding_dim (int): the size of the learned word vectors (without ``vectors``).
     n_contexts (int): distinct neighbour words in the embeddings' context counts.
     vectors (Mapping[str, np.ndarray] | None): word vectors to use instead of
         learned ones (looked up as given, then lowercased; others get the mean).
     max_distance (int): the longest word distance whose pairs are collected.
+    center (bool): subtract from each word vector the mean vector of its key tag,
+        so that the covariances measure how words vary together given their
+        tags. The paper's are uncentred; centred ones score higher everywhere
+        we measured (BENCHMARKS.md "unsupervised").
     coarse_tags (bool): key the covariances by word class (``tagsets.coarse_tag``:
         universal tags for the Penn tags, as the paper does) instead of the tags.
     top_bracket (str): "heuristic" (the paper's section 4.1), "cost" (the top
@@ -76,6 +82,7 @@ class SpectralBracketer(Bracketer):
         n_contexts: int = 2000,
         vectors: Mapping[str, np.ndarray] | None = None,
         max_distance: int = 60,
+        center: bool = True,
         coarse_tags: bool = True,
         top_bracket: str = "heuristic",
         max_length: int = 80,
@@ -101,6 +108,8 @@ class SpectralBracketer(Bracketer):
         flat_words = [word for sentence in words for word in sentence]
         vectors = np.stack([table(word) for word in flat_words]) if flat_words else np.zeros((0, 1))
         tag_ids = np.array([self.tag_index_[t] for ts in tags for t in ts], dtype=np.int64)
+        if self.center:
+            vectors = _centred_by_tag(vectors, tag_ids, len(self.tag_index_))
         offsets = np.cumsum([0] + [len(sentence) for sentence in words])
         self.log_cross_, self.log_self_ = log_spectra(
             vectors,
@@ -154,3 +163,11 @@ class SpectralBracketer(Bracketer):
             split = top_split(sentence)
         _, brackets = minimum_evolution_tree(self.distances(sentence), top_split=split)
         return brackets
+
+
+def _centred_by_tag(vectors: np.ndarray, tag_ids: np.ndarray, n_tags: int) -> np.ndarray:
+    """``vectors`` minus the mean vector of each row's tag."""
+    sums = np.zeros((n_tags, vectors.shape[1]))
+    np.add.at(sums, tag_ids, vectors)
+    counts = np.bincount(tag_ids, minlength=n_tags)
+    return vectors - (sums / np.maximum(counts, 1)[:, None])[tag_ids]

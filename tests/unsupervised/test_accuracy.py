@@ -1,7 +1,7 @@
 """Accuracy floors on real data (ptb_sample; the figures are in BENCHMARKS.md).
 
 Induced from the words and tags of all sentences (no trees), scored on the same
-sentences of at most 10 words, as in the field. Measured: spectral 58.2, CCM
+sentences of at most 10 words, as in the field. Measured: spectral 59.8, CCM
 62.0, right-branching 55.0, random 25.9, left-branching 13.4 micro F1.
 """
 
@@ -32,5 +32,5 @@ def test_wsj10_style_floors(ptb):
     ccm = f1(CCM(max_length=10).fit(short), short)
     assert right == pytest.approx(55.0, abs=0.1)
     assert left < 15.0
-    assert spectral >= right + 2.0
+    assert spectral >= right + 4.0
     assert ccm >= right + 5.0

@@ -147,6 +147,27 @@ def test_spectral_recovers_the_latent_tree_from_given_vectors():
     ]  # fmt: skip
 
 
+def test_centred_covariances_ignore_a_shift_of_each_tags_vectors():
+    corpus = latent_tree_corpus(300)
+    tag_of = {word: tag for sentence in corpus for word, tag in sentence}
+    vocabulary = sorted(tag_of)
+    one_hot = {word: np.eye(len(vocabulary))[i] for i, word in enumerate(vocabulary)}
+    offsets = {tag: np.random.default_rng(len(tag)).normal(size=len(vocabulary)) * 3
+               for tag in set(tag_of.values())}  # fmt: skip
+    shifted = {word: vector + offsets[tag_of[word]] for word, vector in one_hot.items()}
+    sentence = as_sentence(corpus[0])
+
+    def distances(vectors, center):
+        return (
+            SpectralBracketer(vectors=vectors, rank=1, center=center)
+            .fit(corpus)
+            .distances(sentence)
+        )
+
+    assert np.allclose(distances(one_hot, True), distances(shifted, True))
+    assert not np.allclose(distances(one_hot, False), distances(shifted, False))
+
+
 def test_invalid_parameters_are_named():
     with pytest.raises(ValueError, match="top_bracket"):
         SpectralBracketer(top_bracket="gold").fit(latent_tree_corpus(2))
