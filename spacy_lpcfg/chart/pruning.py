@@ -80,9 +80,17 @@ class PruningCascade:
             coarse = grammar if self.one_state else grammar.project()
         self.coarse = coarse
         counts = expected_symbol_counts(coarse)
-        self.levels: list[SymbolMerge] = [
-            merge_symbols(coarse, names, counts) for names in level_names
+        levels = [merge_symbols(coarse, names, counts) for names in level_names]
+        # A level after the first that merges no symbols is ``coarse`` itself, which
+        # the last pass parses anyway (the final grammar, or its one-state projection):
+        # e.g. X-bar with Markov context for a grammar without annotations or function
+        # tags. Its pass is skipped (with its threshold, if given per pass).
+        kept_levels = [
+            k
+            for k, level in enumerate(levels)
+            if k == 0 or level.grammar.n_symbols < coarse.n_symbols
         ]
+        self.levels: list[SymbolMerge] = [levels[k] for k in kept_levels]
         # refine[k][s]: the level-k symbol above symbol s of level k + 1; the masks
         # of each pass are over the symbols of the level before (MergedMask).
         self.refine = [
@@ -95,7 +103,7 @@ class PruningCascade:
         ]
         identity = np.arange(grammar.n_symbols, dtype=np.int32)
         self._identity = (identity, column_members(identity, grammar.n_symbols))
-        n_passes = len(self.levels) + (0 if self.one_state else 1)
+        n_passes = len(levels) + (0 if self.one_state else 1)
         thresholds = (
             (threshold,) * n_passes if isinstance(threshold, (int, float)) else tuple(threshold)
         )
@@ -107,7 +115,9 @@ class PruningCascade:
                     expected=f"one value or {n_passes} (one per pass), each 0 <= t < 1",
                 )
             )
-        self.thresholds: tuple[float, ...] = thresholds
+        self.thresholds: tuple[float, ...] = tuple(
+            thresholds[k] for k in kept_levels + list(range(len(levels), n_passes))
+        )
 
     def first_pass(self, lexical: LexicalScores) -> CoarsePosteriors:
         """The dense pass of the coarsest level (the same for every threshold).

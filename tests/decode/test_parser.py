@@ -9,6 +9,7 @@ import pytest
 from spacy_lpcfg import defaults
 from spacy_lpcfg.decode.charts import member_charts
 from spacy_lpcfg.decode.parser import FALLBACKS, Parser, level_label
+from spacy_lpcfg.trees.transforms import TransformSpec
 
 
 @pytest.mark.parametrize(
@@ -75,6 +76,22 @@ def test_parser_thresholds_per_level(small_model, ptb_small):
     assert Parser(small_model, prune_threshold=[1e-4, 1e-4]).parse(words).tree == one
     with pytest.raises(ValueError, match="E402"):
         Parser(small_model, prune_threshold=[1e-4, 1e-4, 1e-4])
+
+
+def test_a_level_that_merges_nothing_is_skipped(ptb_small):
+    # Without function tags or annotations, the second default level (X-bar with Markov
+    # context) is the grammar itself: the cascade runs the dense pass, then the final
+    # pass over its mask, exactly as with the first level alone.
+    from spacy_lpcfg.decode.parser import DEFAULT_LEVELS
+    from spacy_lpcfg.estimators.mle import MLEEstimator
+
+    transform = TransformSpec(keep_functions=False, v_markov=1)
+    model = MLEEstimator(transform=transform).fit(ptb_small[0]).model_
+    parser = Parser(model, prune_threshold=[1e-4, 0.5])  # thresholds of both levels
+    assert len(parser.cascade.levels) == 1 and parser.cascade.thresholds == (1e-4,)
+    first_only = Parser(model, levels=DEFAULT_LEVELS[:1], prune_threshold=1e-4)
+    for tree in ptb_small[1][:5]:
+        assert parser.parse(tree.words()).tree == first_only.parse(tree.words()).tree
 
 
 def test_parser_lowers_the_thresholds_before_giving_up(small_model, ptb_small):
