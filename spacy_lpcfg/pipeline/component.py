@@ -331,7 +331,9 @@ class LPCFGParser(Pipe):
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """The phrase labels the grammar can predict (with function tags), sorted.
+        """The phrase labels the component can predict (with function tags), sorted:
+        the grammar's, or with a function labeller at work (``active_labeller``) each
+        of the grammar's categories with each combination of tags the labeller has.
 
         Empty until the grammar is read: spaCy asks for labels while it loads a
         pipeline, before ``from_disk``, and that must not read the ``model`` path.
@@ -339,6 +341,7 @@ class LPCFGParser(Pipe):
         model = self._model
         if model is None:
             return ()
+        from ..trees.labels import get_scheme
         from ..trees.transforms import PARENT_SEP, UNARY_SEP, is_intermediate
 
         symbols = model.grammar.symbols
@@ -347,6 +350,11 @@ class LPCFGParser(Pipe):
             name = symbols.name(index)
             if not is_intermediate(name):
                 found.update(part.partition(PARENT_SEP)[0] for part in name.split(UNARY_SEP))
+        labeller = model.active_labeller
+        if labeller is not None:
+            scheme = get_scheme(model.label_scheme)
+            categories = {scheme.category(label) for label in found}
+            found = {scheme.join(c, tags) for c in categories for tags in labeller.classes}
         return tuple(sorted(found))
 
     def initialize(

@@ -38,6 +38,9 @@ def test_initialize_fits_a_labeller_on_the_training_trees(trained, ptb_small):
     assert not model.transform.keep_functions and model.active_labeller is model.labeller
     expected = FunctionLabeller(scheme="penn", language="en").fit(ptb_small[0]).tagger_
     assert model.labeller == expected  # the same trees, the default parameters
+    labels = trained.get_pipe("lpcfg_parser").labels
+    assert {"NP", "NP-SBJ", "PP-LOC", "S", "VP"} <= set(labels)  # categories x the tags
+    assert len(labels) == len(set(labels)) and all("^" not in label for label in labels)
 
 
 def test_docs_get_the_labellers_function_tags_after_to_disk(trained, tmp_path):
