@@ -132,6 +132,7 @@ class SplitMergeDefaults:
     em_iterations: int = 20
     merge_em_iterations: int = 10
     merge_fraction: float = 0.5
+    split: str = "all"
     split_noise: float = 0.01
     smoothing: float = 0.01
     lexical_smoothing: float = 0.1

@@ -6,7 +6,9 @@ the latent states learn the context) and repeats a cycle (DESIGN.md 6.4):
 
 1. split every latent state of every symbol but TOP in two: each rule weight
    is copied to the new cells (divided among the split children), perturbed by
-   ``split_noise`` (1%) and renormalised;
+   ``split_noise`` (1%) and renormalised. With ``split="some"``, only the
+   symbols whose pairs of sibling states have diverged most (``clone_some``:
+   Dreyer & Eisner 2006's "clone some", usually with ``merge_fraction=0``);
 2. ``em_iterations`` of EM on the gold trees;
 3. merge back the ``merge_fraction`` of the new pairs of states whose merging
    loses least likelihood, by Petrov's approximation at each node
@@ -64,7 +66,7 @@ from ..progress import progress
 from ..trees.nodes import TreebankNodes, flatten, node_rules
 from ..trees.transforms import TransformSpec, transform_treebank
 from ..trees.tree import Tree
-from .base import check_number, check_random_state
+from .base import check_choice, check_number, check_random_state
 from .checkpoints import (
     Checkpoint,
     CheckpointFolder,
@@ -91,6 +93,7 @@ XBAR = TransformSpec(
 # Token posteriors go to the lexicon as multiples of 2**-20 summing to exactly one, so
 # that its word counts are exact integers (it compares them with rare_threshold).
 POSTERIOR_QUANTUM = 2.0**-20
+SPLITS = ("all", "some")
 
 
 @dataclass(frozen=True)
@@ -237,17 +240,24 @@ def initial_grammar(treebank: EMTreebank) -> EMGrammar:
 
 
 def split_grammar(
-    treebank: EMTreebank, grammar: EMGrammar, noise: float, random_state: np.random.Generator
+    treebank: EMTreebank,
+    grammar: EMGrammar,
+    noise: float,
+    random_state: np.random.Generator,
+    symbols: np.ndarray | None = None,
 ) -> EMGrammar:
     """Every state of every symbol but TOP in two: state h becomes 2h and 2h + 1.
 
     Each new cell copies its parent cell's weight divided by the number of child
     cells it was split into (``em_kernels.split_blocks``), times ``1 + noise * u``
     with u uniform in [-1, 1]; each parent state is renormalised.
+
+    symbols (np.ndarray | None): bool[n_symbols], the symbols to split (TOP never
+        is); None: all.
     """
     from .em_kernels import split_blocks
 
-    split = np.ones(len(grammar.n_states), dtype=bool)
+    split = np.ones(len(grammar.n_states), dtype=bool) if symbols is None else symbols.copy()
     split[treebank.counts.symbols.root] = False
     n_states = np.where(split, 2 * grammar.n_states, grammar.n_states)
     expanded = {}
@@ -267,6 +277,60 @@ def split_grammar(
         weights *= 1.0 + noise * random_state.uniform(-1.0, 1.0, size=len(weights))
         expanded[kind] = weights
     return m_step(treebank, n_states, expanded)
+
+
+def pair_divergences(treebank: EMTreebank, grammar: EMGrammar) -> np.ndarray:
+    """float64[sum(n_states)]: at the first state of each pair of sibling states (2k,
+    2k + 1) of a symbol, the Jensen-Shannon divergence (nats) of their rewrite
+    distributions (rules and child states; emissions for tags); 0 elsewhere."""
+    divergence = np.zeros(int(grammar.n_states.sum()))
+    state_start = grammar.state_start
+    for kind in KINDS:
+        symbols = treebank.state_symbols(kind)
+        shape = _block_shape(symbols, grammar.n_states)
+        offsets = _block_offsets(shape)
+        weights = grammar.weights[kind]
+        rule = np.repeat(np.arange(len(shape)), shape.prod(axis=1))
+        row = shape[rule, 1] * shape[rule, 2]  # cells per parent state
+        state = (np.arange(len(weights)) - offsets[rule]) // row
+        first = np.flatnonzero((state % 2 == 0) & (state + 1 < shape[rule, 0]))
+        p, q = weights[first], weights[first + row[first]]
+        np.add.at(
+            divergence,
+            state_start[symbols[rule[first], 0]] + state[first],
+            _js_terms(p, q) + _js_terms(q, p),
+        )
+    return divergence
+
+
+def _js_terms(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """½ x log(x / m) with m = (x + y) / 2, 0 where x is 0; in logs, as (x + y) / 2
+    can underflow to 0 for subnormal weights."""
+    out = np.zeros_like(x)
+    positive = x > 0
+    xs = x[positive]
+    out[positive] = 0.5 * xs * (np.log(2.0 * xs) - np.log(xs + y[positive]))
+    return out
+
+
+def clone_some(treebank: EMTreebank, grammar: EMGrammar) -> np.ndarray:
+    """bool[n_symbols]: the symbols to split next under "clone some" annealing (Dreyer &
+    Eisner 2006, section 5): those whose sibling states' rewrite distributions
+    diverge more than the average over symbols (the mean Jensen-Shannon divergence
+    of their pairs, ``pair_divergences``); symbols with one state are all split."""
+    n_states = grammar.n_states
+    divergence = pair_divergences(treebank, grammar)
+    symbol_of_state = np.repeat(np.arange(len(n_states)), n_states)
+    local = np.arange(len(divergence)) - grammar.state_start[symbol_of_state]
+    is_pair = (local % 2 == 0) & (local + 1 < n_states[symbol_of_state])
+    pairs = np.bincount(symbol_of_state, is_pair, minlength=len(n_states))
+    totals = np.bincount(symbol_of_state, np.where(is_pair, divergence, 0.0), len(n_states))
+    split = pairs == 0
+    measured = pairs > 0
+    if measured.any():
+        mean = totals[measured] / pairs[measured]
+        split[measured] = mean > mean.mean()
+    return split
 
 
 def merge_grammar(
@@ -335,6 +399,10 @@ class SplitMergeEstimator(TreebankEstimator):
     em_iterations (int): EM iterations after each split. Defaults to 20.
     merge_em_iterations (int): smoothed EM iterations after each merge. Defaults to 10.
     merge_fraction (float): fraction of the new splits merged back. Defaults to 0.5.
+    split (str): which symbols each cycle splits: "all" (Petrov et al.), or "some":
+        the symbols whose pairs of sibling states diverge more than the average
+        (``clone_some``; Dreyer & Eisner 2006's "clone some", see
+        ``CloneSomeEstimator``). Defaults to "all".
     split_noise (float): relative perturbation of split weights. Defaults to 0.01.
     smoothing (float): weight of the mean over the parent's states in each rule
         distribution (after merging). Defaults to 0.01.
@@ -376,6 +444,7 @@ class SplitMergeEstimator(TreebankEstimator):
     em_iterations: int
     merge_em_iterations: int
     merge_fraction: float
+    split: str
     split_noise: float
     smoothing: float
     lexical_smoothing: float
@@ -397,6 +466,7 @@ class SplitMergeEstimator(TreebankEstimator):
         em_iterations: int = SPLIT_MERGE.em_iterations,
         merge_em_iterations: int = SPLIT_MERGE.merge_em_iterations,
         merge_fraction: float = SPLIT_MERGE.merge_fraction,
+        split: str = SPLIT_MERGE.split,
         split_noise: float = SPLIT_MERGE.split_noise,
         smoothing: float = SPLIT_MERGE.smoothing,
         lexical_smoothing: float = SPLIT_MERGE.lexical_smoothing,
@@ -427,6 +497,7 @@ class SplitMergeEstimator(TreebankEstimator):
         check_number(self, "dev_sample", "an int >= 1", low=1, integer=True)
         check_number(self, "merge_fraction", "0 <= f <= 1", low=0.0, high=np.nextafter(1.0, 2.0))
         check_number(self, "split_noise", "0 <= noise < 1", low=0.0, high=1.0)
+        check_choice(self, "split", SPLITS)
         for name in ("smoothing", "lexical_smoothing"):
             check_number(self, name, "0 <= s < 1", low=0.0, high=1.0)
         if not isinstance(self.select_cycle_on_dev, (bool, np.bool_)):
@@ -666,10 +737,16 @@ class _Run:
         )
         for cycle in bar:
             started = time.perf_counter()
-            grammar = split_grammar(treebank, grammar, estimator.split_noise, self.random_state)
+            chosen = clone_some(treebank, grammar) if estimator.split == "some" else None
+            grammar = split_grammar(
+                treebank, grammar, estimator.split_noise, self.random_state, chosen
+            )
             grammar, estep = self._em(cycle, "split", grammar, estimator.em_iterations, 0.0, 0.0)
-            losses = sharded.merge_losses(grammar, estep.state_counts)
-            merged = choose_merges(grammar.n_states, losses, estimator.merge_fraction)
+            if estimator.merge_fraction > 0:
+                losses = sharded.merge_losses(grammar, estep.state_counts)
+                merged = choose_merges(grammar.n_states, losses, estimator.merge_fraction)
+            else:
+                merged = np.zeros(int(grammar.n_states.sum()), dtype=bool)
             smoothing = (estimator.smoothing, estimator.lexical_smoothing)
             grammar = merge_grammar(treebank, grammar.n_states, estep.counts, merged, *smoothing)
             grammar, estep = self._em(

@@ -161,6 +161,7 @@ def make_split_merge_estimator(
     em_iterations: int = SPLIT_MERGE.em_iterations,
     merge_em_iterations: int = SPLIT_MERGE.merge_em_iterations,
     merge_fraction: float = SPLIT_MERGE.merge_fraction,
+    split: str = SPLIT_MERGE.split,
     split_noise: float = SPLIT_MERGE.split_noise,
     smoothing: float = SPLIT_MERGE.smoothing,
     lexical_smoothing: float = SPLIT_MERGE.lexical_smoothing,
@@ -183,6 +184,8 @@ def make_split_merge_estimator(
     n_cycles (int): split-merge cycles. Defaults to 4.
     em_iterations, merge_em_iterations (int): EM iterations after each split and merge.
     merge_fraction (float): the fraction of the new splits merged back.
+    split (str): "all" symbols each cycle, or "some" (Dreyer & Eisner's clone some:
+        those whose sibling states diverge most; with ``merge_fraction = 0``).
     split_noise (float): relative noise that breaks the symmetry of a split.
     smoothing, lexical_smoothing (float): weight of the mean over a symbol's states.
     n_jobs (int): processes of the E-step.

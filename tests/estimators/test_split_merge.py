@@ -20,10 +20,12 @@ from spacy_lpcfg.estimators.split_merge import (
     ShardedTreebank,
     SplitMergeEstimator,
     choose_merges,
+    clone_some,
     em_treebank,
     initial_grammar,
     m_step,
     merge_grammar,
+    pair_divergences,
     split_grammar,
     token_state_counts,
 )
@@ -604,3 +606,70 @@ def test_merging_some_pairs_sums_their_counts():
     reference = m_step(treebank, new_n, expected)
     for kind in KINDS:
         np.testing.assert_allclose(result.weights[kind], reference.weights[kind], rtol=1e-12)
+
+
+def rewrite_distribution(treebank, grammar, symbol, state) -> dict:
+    """Every rewrite of (symbol, state) with its weight, read rule by rule."""
+    out = {}
+    for kind in KINDS:
+        for rule, symbols in enumerate(treebank.state_symbols(kind)):
+            if symbols[0] != symbol:
+                continue
+            _, weights = block(treebank, grammar, kind, rule)
+            for cell in itertools.product(*(range(k) for k in weights.shape[1:])):
+                out[kind, rule, cell] = weights[(state, *cell)]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pair_divergences_are_jensen_shannon_of_the_rewrites(seed):
+    treebank = layout(TINY)
+    rng = np.random.default_rng(seed)
+    counts = random_grammar(treebank, rng, max_states=4)
+    grammar = m_step(treebank, counts.n_states, counts.weights)  # rewrite distributions
+    divergence = pair_divergences(treebank, grammar)
+    for symbol, n in enumerate(grammar.n_states.tolist()):
+        first = grammar.state_start[symbol]
+        for state in range(n):
+            if state % 2 or state + 1 == n:
+                assert divergence[first + state] == 0.0
+                continue
+            p = rewrite_distribution(treebank, grammar, symbol, state)
+            q = rewrite_distribution(treebank, grammar, symbol, state + 1)
+            expected = sum(
+                0.5 * x * math.log(2 * x / (x + y)) + 0.5 * y * math.log(2 * y / (x + y))
+                for x, y in ((p[key], q[key]) for key in p)
+            )
+            assert divergence[first + state] == pytest.approx(expected, rel=1e-9, abs=1e-15)
+
+
+def test_clone_some_splits_the_symbols_whose_states_differ_most():
+    treebank = layout(TINY)
+    rng = np.random.default_rng(0)
+    grammar = split_grammar(treebank, initial_grammar(treebank), 0.5, rng)
+    symbols = treebank.counts.symbols
+    nn, dt = symbols.index("NN"), symbols.index("DT")
+    # DT's two states emit alike (no divergence); NN's apart
+    weights = {kind: values.copy() for kind, values in grammar.weights.items()}
+    for tag, pairs in ((dt, [(0.5, 0.5)]), (nn, [(0.9, 0.1), (0.1, 0.9)])):
+        for k, rule in enumerate(np.flatnonzero(treebank.lexical_rules[:, 0] == tag)):
+            start, _ = block(treebank, grammar, "lexical", rule)
+            weights["lexical"][start : start + 2] = pairs[k % len(pairs)]
+    grammar = m_step(treebank, grammar.n_states, weights)
+    chosen = clone_some(treebank, grammar)
+    assert chosen[nn] and not chosen[dt]
+    mean = pair_divergences(treebank, grammar)[grammar.state_start]
+    measured = grammar.n_states > 1
+    assert (chosen[measured] == (mean[measured] > mean[measured].mean())).all()
+    assert clone_some(treebank, initial_grammar(treebank)).all()  # one state: all split
+    # the split leaves the others alone
+    split = split_grammar(treebank, grammar, 0.0, rng, chosen)
+    assert (split.n_states == np.where(chosen & measured, 4, grammar.n_states)).all()
+
+
+def test_clone_some_estimator_splits_a_subset(ptb_200):
+    model = small_estimator(split="some", merge_fraction=0.0, n_cycles=2).fit(ptb_200)
+    states = set(model.n_states_.values())
+    assert states == {2, 4}  # every symbol split once, some twice, none merged
+    with pytest.raises(ValueError, match="split"):
+        small_estimator(split="half").fit(ptb_200)
