@@ -23,7 +23,7 @@ import typer
 
 from . import defaults
 from .errors import excerpt
-from .recipes import ESTIMATORS, RECIPES
+from .recipes import ESTIMATORS, RECIPES, SPLIT_MERGE_ESTIMATORS
 
 app = typer.Typer(
     name="spacy-lpcfg",
@@ -338,8 +338,8 @@ def _training_recipe(ctx: typer.Context, name: str | None):
     if "h_markov" in given and given["h_markov"] < 0:
         given["h_markov"] = None  # infinite
     try:
-        if name is None and given.get("estimator") == "split_merge":
-            name = "split_merge"  # its own transforms (X-bar), unless options say otherwise
+        if name is None and given.get("estimator") in SPLIT_MERGE_ESTIMATORS:
+            name = given["estimator"]  # its own transforms (X-bar), unless options say otherwise
         base = get_recipe(name) if name is not None else Recipe()
         if (
             given.get("n_models", base.n_models) > 1
@@ -642,8 +642,8 @@ def train(
         )
         return
     chosen = _training_recipe(ctx, recipe)
-    if (resume or dev is not None) and chosen.estimator != "split_merge":
-        _fail("--resume and --dev are options of --estimator split_merge", 2)
+    if (resume or dev is not None) and chosen.estimator not in SPLIT_MERGE_ESTIMATORS:
+        _fail("--resume and --dev are options of --estimator split_merge and clone_some", 2)
     _check_output_dir(model_dir)
     try:
         _check_replaceable(model_dir)  # a directory that is not a model is never replaced
@@ -656,7 +656,7 @@ def train(
             spec = chosen.transform_spec(scheme, language, head_rules)
             fitter = chosen.make_estimator(spec, language)
             start = time.perf_counter()
-            if chosen.estimator == "split_merge":
+            if chosen.estimator in SPLIT_MERGE_ESTIMATORS:
                 dev_trees = None if dev is None else _read_dev(dev, corpus, data_dir, encoding)
                 model = _fit_split_merge(fitter, trees, dev_trees, model_dir, resume, scheme, quiet)
             else:
@@ -671,7 +671,7 @@ def train(
     except KeyboardInterrupt:
         # to_disk cleans up after itself: the previous model (if any) is untouched
         typer.echo(f"interrupted: no model written, {model_dir} is as it was", err=True)
-        if chosen.estimator == "split_merge":
+        if chosen.estimator in SPLIT_MERGE_ESTIMATORS:
             _resume_hint(model_dir)
         raise typer.Exit(130) from None
     except _input_errors() as err:

@@ -20,7 +20,7 @@ imported when one is built.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .defaults import ESTIMATOR, LATENT, LEXICON, NOISE, SPLIT_MERGE, TRANSFORM
@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from .estimators.base import BaseEstimator
     from .trees.transforms import TransformSpec
 
-ESTIMATORS = ("mle", "spectral", "clustering", "split_merge", "combined")
+ESTIMATORS = ("mle", "spectral", "clustering", "split_merge", "clone_some", "combined")
+# Trained by split-merge EM (checkpoints, --dev, --resume); clone_some is split-merge
+# that splits only the symbols whose states diverge most and merges nothing back.
+SPLIT_MERGE_ESTIMATORS = ("split_merge", "clone_some")
 TRANSFORM_SETTINGS = ("binarization", "h_markov", "v_markov", "keep_functions")
 
 
@@ -39,7 +42,8 @@ class Recipe:
     """How to train a model: the estimator, the hyperparameters the CLI exposes, the
     transforms. Unset values are the defaults of ``defaults.py``.
 
-    estimator (str): "mle", "spectral", "clustering", "split_merge" or "combined" (Le
+    estimator (str): "mle", "spectral", "clustering", "split_merge", "clone_some" or
+        "combined" (Le
         Roux et al.'s four clustering models, binarised left and right, function tags
         kept and stripped, decoded together; their transforms are fixed, and the
         recipe's give only h_markov, the label scheme and head rules).
@@ -138,9 +142,11 @@ class Recipe:
         if self.estimator == "mle":
             return MLEEstimator(**common)
         latent = {**common, "random_state": self.random_state}
-        if self.estimator == "split_merge":
+        if self.estimator in SPLIT_MERGE_ESTIMATORS:
             if self.n_cycles is not None:
                 latent["n_cycles"] = self.n_cycles
+            if self.estimator == "clone_some":
+                latent.update(split="some", merge_fraction=0.0)
             return SplitMergeEstimator(**latent)
         if self.n_states is not None:
             latent["n_states"] = self.n_states
@@ -194,7 +200,15 @@ SPLIT_MERGE_RECIPE = Recipe(
 """Split-merge EM over X-bar trees, as the Berkeley parser trains (``defaults.SPLIT_MERGE``);
 what ``train --estimator split_merge`` fits unless transforms are given."""
 
-RECIPES: dict[str, Recipe] = {"recommended": RECOMMENDED, "split_merge": SPLIT_MERGE_RECIPE}
+CLONE_SOME_RECIPE = replace(SPLIT_MERGE_RECIPE, estimator="clone_some")
+"""Clone some (Dreyer & Eisner 2006) over X-bar trees: ``SplitMergeEstimator(split="some",
+merge_fraction=0)``; what ``train --estimator clone_some`` fits unless transforms are given."""
+
+RECIPES: dict[str, Recipe] = {
+    "recommended": RECOMMENDED,
+    "split_merge": SPLIT_MERGE_RECIPE,
+    "clone_some": CLONE_SOME_RECIPE,
+}
 """Recipes by the name ``train --recipe`` takes."""
 
 

@@ -455,3 +455,16 @@ def test_train_split_merge_uses_its_own_transforms_unless_given(tmp_path, data_d
     result = _invoke("train", args[0], out, "--estimator", "split_merge", "--functions", *args[1:])
     assert result.exit_code == 0, result.output
     assert ParsingModel.from_disk(out).transform.keep_functions
+
+
+def test_train_clone_some_is_split_merge_splitting_some_symbols(tmp_path, data_dir):
+    out = tmp_path / "cs"
+    args = ["--data-dir", data_dir, "--limit", "60", "--n-cycles", "2", "-q"]
+    result = _invoke("train", "ptb_sample", out, "--estimator", "clone_some", *args)
+    assert result.exit_code == 0, result.output
+    model = ParsingModel.from_disk(out)
+    assert model.estimator == "split_merge"
+    assert (model.params["split"], model.params["merge_fraction"]) == ("some", 0.0)
+    assert (model.transform.h_markov, model.transform.keep_functions) == (0, False)
+    states = model.grammar.n_states[model.grammar.n_states > 1]
+    assert set(states.tolist()) == {2, 4}  # all split once, some twice, none merged

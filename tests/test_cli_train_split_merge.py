@@ -103,6 +103,7 @@ def test_resume_and_dev_are_split_merge_options(tmp_path, train_args):
         result = _invoke("train", corpus, tmp_path / "m", "--estimator", "mle", *rest, *option)
         assert result.exit_code == 2
         assert "--resume and --dev are options of --estimator split_merge" in result.stderr
+        assert "clone_some" in result.stderr
 
 
 def test_dev_trees_choose_the_cycle(tmp_path, train_args, load_corpus):
