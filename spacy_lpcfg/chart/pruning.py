@@ -81,10 +81,12 @@ class PruningCascade:
         self.coarse = coarse
         counts = expected_symbol_counts(coarse)
         levels = [merge_symbols(coarse, names, counts) for names in level_names]
-        # A level after the first that merges no symbols is ``coarse`` itself, which
-        # the last pass parses anyway (the final grammar, or its one-state projection):
-        # e.g. X-bar with Markov context for a grammar without annotations or function
-        # tags. Its pass is skipped (with its threshold, if given per pass).
+        # A level after the first that merges no symbols is ``coarse`` itself: the
+        # one-state projection the last pass parses anyway, or the final one-state
+        # grammar (or the MLE grammar that prunes a one-state signed one, which then
+        # runs over a looser mask). E.g. X-bar with Markov context for a grammar
+        # without annotations or function tags. Its pass is skipped (with its
+        # threshold, if given per pass).
         kept_levels = [
             k
             for k, level in enumerate(levels)

@@ -8,7 +8,7 @@ the latent states learn the context) and repeats a cycle (DESIGN.md 6.4):
    is copied to the new cells (divided among the split children), perturbed by
    ``split_noise`` (1%) and renormalised. With ``split="some"``, only the
    symbols whose pairs of sibling states have diverged most (``clone_some``:
-   Dreyer & Eisner 2006's "clone some", usually with ``merge_fraction=0``);
+   Dreyer & Eisner 2006's "clone some", with ``merge_fraction=0``);
 2. ``em_iterations`` of EM on the gold trees;
 3. merge back the ``merge_fraction`` of the new pairs of states whose merging
    loses least likelihood, by Petrov's approximation at each node
@@ -401,8 +401,8 @@ class SplitMergeEstimator(TreebankEstimator):
     merge_fraction (float): fraction of the new splits merged back. Defaults to 0.5.
     split (str): which symbols each cycle splits: "all" (Petrov et al.), or "some":
         the symbols whose pairs of sibling states diverge more than the average
-        (``clone_some``; Dreyer & Eisner 2006's "clone some", see
-        ``CloneSomeEstimator``). Defaults to "all".
+        (``clone_some``; Dreyer & Eisner 2006's "clone some"; needs
+        ``merge_fraction=0``). Defaults to "all".
     split_noise (float): relative perturbation of split weights. Defaults to 0.01.
     smoothing (float): weight of the mean over the parent's states in each rule
         distribution (after merging). Defaults to 0.01.
@@ -498,6 +498,16 @@ class SplitMergeEstimator(TreebankEstimator):
         check_number(self, "merge_fraction", "0 <= f <= 1", low=0.0, high=np.nextafter(1.0, 2.0))
         check_number(self, "split_noise", "0 <= noise < 1", low=0.0, high=1.0)
         check_choice(self, "split", SPLITS)
+        if self.split == "some" and self.merge_fraction > 0:
+            # merging after a partial split would pair states of symbols not split
+            # this cycle (and leave odd state counts the next selection misreads)
+            raise ValueError(
+                Errors.E012.format(
+                    value=self.merge_fraction,
+                    name="merge_fraction",
+                    expected="0 with split='some' (clone some merges nothing back)",
+                )
+            )
         for name in ("smoothing", "lexical_smoothing"):
             check_number(self, name, "0 <= s < 1", low=0.0, high=1.0)
         if not isinstance(self.select_cycle_on_dev, (bool, np.bool_)):
@@ -587,6 +597,8 @@ class SplitMergeEstimator(TreebankEstimator):
             # n_cycles: a run can go on to more cycles; the transforms are in the treebank's
             if name not in ("n_cycles", "transform", *RUN_PARAMS)
         }
+        if params.get("split") == SPLIT_MERGE.split:
+            del params["split"]  # checkpoints from before the parameter resume
         if isinstance(self.random_state, np.random.Generator):
             params["random_state"] = generator_state(random_state)
         return {

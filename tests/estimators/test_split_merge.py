@@ -394,6 +394,8 @@ def test_contract_params_roundtrip_and_reproducible():
         {"split_noise": -0.1},
         {"n_jobs": 0},
         {"rare_threshold": -1},
+        {"split": "half"},
+        {"split": "some"},  # with merging: clone some merges nothing back
     ],
 )
 def test_bad_params_raise_before_fitting(params):

@@ -149,9 +149,15 @@ def test_resuming_with_other_trees_or_parameters_is_refused(tmp_path, ptb_150):
         resume(ptb_150, n_cycles=2, random_state=1)
     with pytest.raises(ValueError, match=r"\[E313\].*rare_threshold"):
         resume(ptb_150, n_cycles=2, rare_threshold=2)
+    with pytest.raises(ValueError, match=r"\[E313\].*split None \(now 'some'\)"):
+        resume(ptb_150, n_cycles=2, split="some", merge_fraction=0.0)
     with pytest.raises(ValueError, match=r"\[E315\].*cycle 1, beyond n_cycles=0"):
         resume(ptb_150, n_cycles=0)
     assert (folder / INDEX).read_bytes() == saved  # refused runs leave it alone
+    # split="all", the default, is not in the fingerprint: checkpoints written before
+    # the parameter existed resume
+    index = json.loads((folder / INDEX).read_text())
+    assert "split" not in index["fingerprint"]["params"]
     # where training runs is no part of the run: other n_jobs resume the same run
     assert resume(ptb_150, n_cycles=1, n_jobs=2).selected_cycle_ == 1
 
