@@ -43,7 +43,7 @@ def main() -> None:
     from spacy_lpcfg.corpora import load_splits
     from spacy_lpcfg.decode.parser import Parser
     from spacy_lpcfg.estimators import SplitMergeEstimator
-    from spacy_lpcfg.estimators.split_merge import KINDS, _block_shape
+    from spacy_lpcfg.estimators.split_merge import KINDS, EMGrammar
 
     splits = load_splits("ptb_sample", data_dir=data_dir(), keep_functions=False)
     lines = [
@@ -66,10 +66,8 @@ def main() -> None:
             n_states = np.ones(len(names), dtype=np.int64)
             for symbol, count in states.items():
                 n_states[names.index(symbol)] = count
-            weights = sum(
-                int(_block_shape(treebank.state_symbols(kind), n_states).prod(axis=1).sum())
-                for kind in KINDS
-            )
+            layout = EMGrammar(n_states, {})
+            weights = sum(int(layout.offsets(treebank, kind)[-1]) for kind in KINDS)
             f1 = estimator.history_["dev_f1"][cycle - 1]
             lines.append(f"| {name} | {cycle} | {int(n_states.sum()):,} | {weights:,} | {f1:.2f} |")
         print(f"{name}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)

@@ -43,10 +43,10 @@ class Recipe:
     transforms. Unset values are the defaults of ``defaults.py``.
 
     estimator (str): "mle", "spectral", "clustering", "split_merge", "clone_some" or
-        "combined" (Le
-        Roux et al.'s four clustering models, binarised left and right, function tags
-        kept and stripped, decoded together; their transforms are fixed, and the
-        recipe's give only h_markov, the label scheme and head rules).
+        "combined" (Le Roux et al.'s four clustering models, binarised left and
+        right, function tags kept and stripped, decoded together; their transforms
+        are fixed, and the recipe's give only h_markov, the label scheme and head
+        rules).
     n_states (int | None): latent states per symbol; None: the estimator's default.
         (split_merge: the data decides; see n_cycles.)
     n_cycles (int | None): split-merge cycles; None: the estimator's default.

@@ -19,9 +19,8 @@ combination from above, and ``alpha_t = STEP_SIZE / (1 + c(t))`` with ``c(t)``
 the number of times it went up (paper 004, section 4, with ``STEP_SIZE`` 1).
 When every member returns the same brackets the combination is optimal (a
 *certificate*); otherwise the chosen member's last tree is returned after
-``max_iterations``. Charts and
-pruning are computed once; each iteration only re-runs the members' CKY over
-their anchored scores.
+``max_iterations``. Charts and pruning are computed once; each iteration only
+re-runs the members' CKY over their anchored scores.
 """
 
 from __future__ import annotations

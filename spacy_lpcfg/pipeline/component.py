@@ -20,8 +20,9 @@ With ``function_labeller = true`` (or a ``spacy_lpcfg.FunctionLabeller.v1``
 block), ``initialize`` also fits a function labeller on the training trees and
 saves it with the grammar: the parses then get its function tags (``NP-SBJ``,
 ``Span._.function_labels``), or the grammar's own when it keeps function tags
-and ``function_labels`` says so ("grammar", or "auto" and a latent grammar). A ``model`` directory brings its own
-labeller, if it has one (``spacy-lpcfg train --function-labeller``).
+and ``function_labels`` says so ("grammar", or "auto" and a latent grammar). A
+``model`` directory brings its own labeller, if it has one (``spacy-lpcfg train
+--function-labeller``).
 
 Put the component after any component that retokenises (``merge_entities``...):
 retokenising afterwards leaves the span group's offsets stale.

@@ -7,8 +7,8 @@ For a tag sequence ``x`` and word positions ``j < k`` (Parikh, Cohen & Xing
 
 with ``Λ_m`` the product of the top ``m`` singular values and ``Σ_x(j, k)`` the
 uncentred cross-covariance of the word vectors at ``j`` and ``k`` (the
-bracketer centres the vectors per tag first: ``SpectralBracketer.center``), smoothed over
-all training pairs ``(j', k')`` of all sentences ``x'`` by the kernel
+bracketer centres the vectors per tag first: ``SpectralBracketer.center``),
+smoothed over all training pairs ``(j', k')`` of all sentences ``x'`` by the kernel
 
     K = max(0, 1 - |δ - δ'| / (γ (δ + δ')))     δ = k - j,  δ' = k' - j'
 

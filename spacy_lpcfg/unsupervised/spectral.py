@@ -8,12 +8,12 @@ sentence's tag sequence to its word distance matrix, then to the projective
 binary tree of minimum total edge length (``tree_metric``), directed by the top
 bracket of the paper's heuristic (``top_bracket``) or the least-cost one.
 
-Departures from the paper: the covariances are centred per tag
-(``center``); the vectors default to OSCCA-style context
-embeddings learned here (the paper's best English vectors were pretrained
-neural embeddings, its other languages Brown clusters); the kernel's formula is
-reconstructed (see ``metric``); the universal tags are approximated outside
-the Penn tag set (``tagsets``); ``m`` defaults to 3, not 7 (tuned as the paper
+Departures from the paper: the covariances are centred per tag (``center``);
+the vectors default to OSCCA-style context embeddings learned here (the
+paper's best English vectors were pretrained neural embeddings, its other
+languages Brown clusters); the kernel's formula is reconstructed (see
+``metric``); the universal tags are approximated outside the Penn tag set
+(``tagsets``); ``m`` defaults to 3, not 7 (tuned as the paper
 did, on <= 10-word English sentences, here ptb_sample's); the decoder is the
 CKY form of the search, not Eisner-Satta's; pairs further apart than
 ``max_distance`` are not collected; sentences longer than ``max_length``
