@@ -1081,6 +1081,39 @@ def plot_spectrum(
     typer.echo(f"spectrum of {len(spectrum)} symbols -> {written}", err=True)
 
 
+@plot_app.command("training")
+def plot_training(
+    model_dir: Path = typer.Argument(
+        ...,
+        help="A split_merge model, or the checkpoint folder of a training run (also found "
+        "beside MODEL_DIR while 'train' has not written it yet).",
+    ),
+    output: Path = typer.Argument(..., help="PNG file to write."),
+    symbols: str = typer.Option(
+        "12", "--symbols", help="How many symbols (most states first), or names, a,b,c."
+    ),
+) -> None:
+    """Plot a split-merge training: log-likelihood per EM iteration, dev F1 per cycle
+    (and the cycle kept), latent states per symbol per cycle, to a PNG file."""
+    from .errors import GrammarError
+    from .plots import plot_training as draw_training
+    from .plots import read_training_history
+
+    chosen = int(symbols) if symbols.strip().isdigit() else [s for s in symbols.split(",") if s]
+    source = model_dir
+    if not model_dir.exists() and _checkpoint_dir(model_dir).is_dir():
+        source = _checkpoint_dir(model_dir)  # a run in progress: its cycles so far
+    try:
+        history = read_training_history(source)
+        written = draw_training(history, output, symbols=chosen)
+    except (GrammarError, ImportError, ValueError) as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(f"cannot write {output}: {err.strerror or err}")
+    cycles = len(history["n_states"])
+    typer.echo(f"training history of {cycles} cycles ({source}) -> {written}", err=True)
+
+
 def _decode_input(path: Path | None, encoding: str) -> str:
     """The text of a file (or stdin); a decoding error names file, line and column."""
     from .trees.formats.text import decode_text, read_text

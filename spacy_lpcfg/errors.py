@@ -106,6 +106,14 @@ class Errors(metaclass=_CodedMessages):
     E120 = "Span scores must be a float array of shape (n + 1, n + 1, n_labels) with n >= 1; got {shape}."
     E121 = "Forced spans {first} and {second} cross each other."
     E122 = "Invalid word vocabulary: {detail}"
+    # Figures of split-merge training (plots.plot_training)
+    E190 = (
+        "{path} has no split-merge training history to draw: {detail}. Give a model "
+        "directory written by 'spacy-lpcfg train --estimator split_merge', or the "
+        "checkpoint folder of such a training run in progress."
+    )
+    E191 = "Malformed split-merge training history ({source}): {detail}"
+    E192 = "The split-merge training history ({source}) has no complete cycle to draw."
     # Decoders (E301-E399)
     E301 = "The {decoder} decoder found no parse; there is no tree to build (fall back first)."
     E302 = "Expected {expected} words, got {found}."

@@ -8,11 +8,13 @@ state (a notebook's backend stays as it was).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .errors import Errors
 
 if TYPE_CHECKING:
     from .grammar.model import Spectrum
@@ -152,3 +154,299 @@ def plot_trace(records: Sequence[dict], output: str | Path, *, title: str | None
     output.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(output, format="png")
     return output
+
+
+# Split-merge training --------------------------------------------------------------------
+
+DEFAULT_TRAINING_SYMBOLS = 12
+# The two EM phases of a split-merge cycle, as the history names them.
+PHASES = {"split": "EM after splitting", "merge": "smoothed EM after merging"}
+
+
+def read_training_history(path: str | Path) -> dict[str, Any]:
+    """The split-merge training history of a model directory (``training["history"]``
+    in its cfg.json) or of a checkpoint folder (its checkpoint.json: the cycles that
+    a training run, perhaps still going, has completed).
+
+    path (str | Path): the model directory or checkpoint folder.
+    RETURNS (dict): the history, checked by ``check_history``.
+    RAISES ValueError: no history there (E190), a malformed one (E191, E192), or an
+        unreadable model (GrammarError).
+    """
+    from .estimators.checkpoints import INDEX
+    from .grammar.model import CFG, ParsingModel
+
+    path = Path(path)
+    if (path / INDEX).is_file():
+        history = _checkpoint_history(path / INDEX)
+    elif (path / CFG).is_file():
+        model = ParsingModel.from_disk(path)
+        history = model.training.get("history")
+        if history is None:
+            detail = (
+                f"it is a model of the '{model.estimator}' estimator"
+                if model.estimator != "split_merge"
+                else f"its {CFG} records none (trained by an older version?)"
+            )
+            raise ValueError(Errors.E190.format(path=path, detail=detail))
+    else:
+        detail = "no such directory" if not path.exists() else "not a directory"
+        if path.is_dir():
+            detail = f"it holds neither a model's {CFG} nor a checkpoint's {INDEX}"
+        raise ValueError(Errors.E190.format(path=path, detail=detail))
+    return check_history(history, path)
+
+
+def _checkpoint_history(index: Path) -> Any:
+    """The history in a checkpoint index (read as is: a plot needs no fingerprint)."""
+    import json
+
+    from .estimators.checkpoints import CHECKPOINT_FORMAT
+
+    try:
+        record = json.loads(index.read_bytes().decode("utf8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(Errors.E191.format(source=index, detail=str(err))) from None
+    if not isinstance(record, dict) or record.get("format") != CHECKPOINT_FORMAT:
+        detail = "not the index of a split-merge checkpoint"
+        raise ValueError(Errors.E191.format(source=index, detail=detail))
+    return record.get("history")
+
+
+def check_history(history: Any, source: str | Path = "as given") -> dict[str, Any]:
+    """The history, checked for what the figure reads.
+
+    history (Any): ``SplitMergeEstimator.history_`` or its JSON.
+    source (str | Path): where it comes from, for messages.
+    RETURNS (dict): the same history.
+    RAISES ValueError: a malformed history (E191), or one without a cycle (E192).
+    """
+
+    def fail(detail: str) -> ValueError:
+        return ValueError(Errors.E191.format(source=source, detail=detail))
+
+    def number(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    if not isinstance(history, dict):
+        raise fail(f"expected an object, not {type(history).__name__}")
+    missing = [key for key in ("log_likelihoods", "dev_f1", "n_states") if key not in history]
+    if missing:
+        raise fail(f"no {', '.join(missing)}")
+    n_states, dev_f1 = history["n_states"], history["dev_f1"]
+    if not isinstance(n_states, list) or not all(
+        isinstance(states, dict)
+        and all(
+            isinstance(name, str) and isinstance(m, int) and m >= 1 for name, m in states.items()
+        )
+        for states in n_states
+    ):
+        raise fail("'n_states' must list an object {symbol: states} per cycle")
+    if not n_states:
+        raise ValueError(Errors.E192.format(source=source))
+    if not isinstance(dev_f1, list) or len(dev_f1) not in (0, len(n_states)):
+        raise fail(f"'dev_f1' must list a score for each of the {len(n_states)} cycles, or none")
+    if not all(number(score) for score in dev_f1):
+        raise fail("'dev_f1' must list numbers")
+    best = history.get("best_cycle")
+    if best is not None and not (isinstance(best, int) and 1 <= best <= len(dev_f1)):
+        raise fail(f"'best_cycle' {best!r} is not one of the cycles scored on dev")
+    phases = history["log_likelihoods"]
+    if not isinstance(phases, list) or not all(
+        isinstance(phase, dict)
+        and isinstance(phase.get("cycle"), int)
+        and phase.get("phase") in PHASES
+        and isinstance(phase.get("values"), list)
+        and all(number(value) for value in phase["values"])
+        for phase in phases
+    ):
+        raise fail("'log_likelihoods' must list {cycle, phase: split or merge, values} objects")
+    return history
+
+
+def select_training_symbols(
+    history: Mapping[str, Any], symbols: int | Sequence[str] = DEFAULT_TRAINING_SYMBOLS
+) -> list[str]:
+    """The symbols whose states the training figure draws.
+
+    history (Mapping): a split-merge training history (``check_history``).
+    symbols (int | Sequence[str]): how many (most states after the last cycle first;
+        ties: more states summed over the cycles, then by name), or their names.
+    RETURNS (list[str]): symbol names, in drawing (and legend) order.
+    RAISES ValueError: a symbol never split, or a number < 1.
+    """
+    cycles = history["n_states"]
+    split = {name for states in cycles for name in states}
+    ranked = sorted(
+        split,
+        key=lambda name: (
+            -cycles[-1].get(name, 1),
+            -sum(states.get(name, 1) for states in cycles),
+            name,
+        ),
+    )
+    if isinstance(symbols, str) or not isinstance(symbols, (int, np.integer)):
+        names = [symbols] if isinstance(symbols, str) else list(symbols)
+        unknown = [name for name in names if name not in split]
+        if unknown or not names:
+            raise ValueError(
+                f"No symbol(s) {', '.join(unknown) or '(none given)'} among those that "
+                f"training split; the most split are: {', '.join(ranked[:DEFAULT_SYMBOLS])}"
+            )
+        return names
+    if isinstance(symbols, bool) or symbols < 1:
+        raise ValueError(f"The number of symbols to draw must be >= 1, not {symbols!r}")
+    return ranked[: int(symbols)]
+
+
+def training_figure(
+    history: Mapping[str, Any],
+    *,
+    symbols: int | Sequence[str] = DEFAULT_TRAINING_SYMBOLS,
+    title: str | None = None,
+    source: str | Path = "as given",
+):
+    """The figure of ``plot_training`` (a matplotlib Figure on an Agg canvas): its
+    axes are the log-likelihood, the dev F1 (or a note that there is none) and the
+    states per symbol, in that order.
+
+    RAISES ImportError: matplotlib is not installed.
+    RAISES ValueError: see ``check_history`` and ``select_training_symbols``.
+    """
+    check_history(history, source)
+    names = select_training_symbols(history, symbols)
+    figure_class, canvas_class = _matplotlib()
+    figure = figure_class(figsize=(12, 9), dpi=100)
+    canvas_class(figure)
+    grid = figure.add_gridspec(2, 2, height_ratios=(1, 1))
+    _draw_log_likelihoods(figure.add_subplot(grid[0, :]), history["log_likelihoods"])
+    _draw_dev_f1(figure.add_subplot(grid[1, 0]), history["dev_f1"], history.get("best_cycle"))
+    _draw_states(figure.add_subplot(grid[1, 1]), history["n_states"], names)
+    figure.suptitle(title or f"Split-merge training: {len(history['n_states'])} cycles")
+    figure.tight_layout()
+    return figure
+
+
+def plot_training(
+    history: Mapping[str, Any],
+    output: str | Path,
+    *,
+    title: str | None = None,
+    symbols: int | Sequence[str] = DEFAULT_TRAINING_SYMBOLS,
+) -> Path:
+    """Draw a split-merge training history: the training trees' log-likelihood after
+    every EM iteration (all phases in order, cycles and phases marked), the dev F1
+    of each cycle with the cycle kept marked (when the model was chosen on dev), and
+    the latent states of some symbols (and the total) after each cycle.
+
+    history (Mapping): ``SplitMergeEstimator.history_``, a model's
+        ``training["history"]``, or ``read_training_history``'s.
+    output (str | Path): the PNG file to write (its folder is created).
+    title (str | None): the figure's title.
+    symbols (int | Sequence[str]): see ``select_training_symbols``.
+    RETURNS (Path): the file written.
+    RAISES ImportError: matplotlib is not installed.
+    RAISES ValueError: see ``check_history`` and ``select_training_symbols``.
+    """
+    figure = training_figure(history, symbols=symbols, title=title)
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(output, format="png")
+    return output
+
+
+def _draw_log_likelihoods(axes, phases: Sequence[Mapping[str, Any]]) -> None:
+    """One line per EM phase on a shared axis of iterations; a grey dotted step from
+    each phase to the next (what splitting or merging did to the likelihood), a solid
+    rule where a cycle starts and a dotted one where its merge phase starts."""
+    from matplotlib.ticker import MaxNLocator
+    from matplotlib.transforms import blended_transform_factory
+
+    top = blended_transform_factory(axes.transData, axes.transAxes)
+    start, previous, labelled = 0, None, set()
+    for phase in phases:
+        values = np.asarray(phase["values"], dtype=float)
+        x = np.arange(start, start + len(values))
+        name, cycle = phase["phase"], phase["cycle"]
+        if start:
+            axes.axvline(start - 0.5, color="grey", lw=1, ls="-" if name == "split" else ":")
+        if previous is not None and len(values):
+            axes.plot([start - 1, start], [previous, values[0]], ":", color="grey", lw=1)
+        if name == "split":
+            axes.text(start, 0.98, f" cycle {cycle}", transform=top, va="top", fontsize="small")
+        colour = "C0" if name == "split" else "C1"
+        label = PHASES[name] if name not in labelled else None
+        labelled.add(name)
+        (line,) = axes.plot(x, values, ".-", color=colour, label=label, markersize=3)
+        line.set_gid(f"log_likelihood {cycle} {name}")
+        start += len(values)
+        previous = values[-1] if len(values) else previous
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlabel("EM iteration (every phase in order; a phase starts with its grammar's value)")
+    axes.set_ylabel("log-likelihood of the training trees")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small", loc="lower right")
+
+
+def _draw_dev_f1(axes, scores: Sequence[float], best: int | None) -> None:
+    """Dev F1 per cycle and the cycle kept; without dev scores, a note saying so."""
+    if not scores:
+        axes.set_axis_off()
+        axes.text(
+            0.5,
+            0.5,
+            "No dev F1: no cycle was scored on dev trees,\nso the last cycle's grammar "
+            "was kept\n(train with --dev to score each cycle and keep the best)",
+            ha="center",
+            va="center",
+            transform=axes.transAxes,
+        )
+        return
+    cycles = np.arange(1, len(scores) + 1)
+    (line,) = axes.plot(cycles, scores, "o-", label="dev F1")
+    line.set_gid("dev_f1")
+    if best is not None:
+        (kept,) = axes.plot(
+            [best], [scores[best - 1]], "*", color="C3", markersize=16, label=f"kept: cycle {best}"
+        )
+        kept.set_gid("best_cycle")
+    axes.set_xticks(cycles)
+    axes.set_xlabel("cycle")
+    axes.set_ylabel("dev F1")
+    axes.set_title("Dev F1 after each cycle", fontsize="medium")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small")
+
+
+def _draw_states(axes, cycles: Sequence[Mapping[str, int]], names: Sequence[str]) -> None:
+    """States per symbol after each cycle (cycle 0: the one-state grammar) as a table
+    coloured by log2 of the states (a cycle at most doubles them), a row per chosen
+    symbol; under each cycle the total over the symbols ever split. A table rather
+    than lines: many symbols have the same numbers, and their lines would hide each
+    other."""
+    split = sorted({name for states in cycles for name in states})
+    table = np.array([[1, *(states.get(name, 1) for states in cycles)] for name in names])
+    totals = [len(split), *(sum(states.get(name, 1) for name in split) for states in cycles)]
+    image = axes.imshow(
+        np.log2(table), aspect="auto", cmap="viridis", vmin=0, vmax=max(1, np.log2(table.max()))
+    )
+    small = len(names) > 16 or len(cycles) > 12
+    for (row, column), value in np.ndenumerate(table):
+        dark = np.log2(value) < 0.6 * image.norm.vmax
+        axes.text(
+            column,
+            row,
+            str(value),
+            ha="center",
+            va="center",
+            color="white" if dark else "black",
+            fontsize="x-small" if small else "small",
+        )
+    axes.set_yticks(np.arange(len(names)), names, fontsize="x-small" if small else "small")
+    axes.set_xticks(
+        np.arange(len(totals)), [f"{cycle}\n{total}" for cycle, total in enumerate(totals)]
+    )
+    axes.set_xlabel(
+        f"cycle (0: one state per symbol); total states of the {len(split)} symbols split"
+    )
+    axes.set_title("Latent states per symbol (most at the end first)", fontsize="medium")

@@ -184,18 +184,18 @@ def sparse_blocks(grammar: LPCFG) -> SparseBlocks:
     """The grammar's SparseBlocks."""
     rules, offsets = grammar.binary_rules, grammar.binary_offsets
     sizes = np.diff(offsets)
-    nonzero = grammar.binary_weights != 0
-    rule_of = np.repeat(np.arange(len(rules)), sizes)
-    counts = np.bincount(rule_of[nonzero], minlength=len(rules))
+    nonzero = grammar.nonzero_binary_weights()
+    rule_of = np.searchsorted(offsets, nonzero.positions, side="right") - 1
+    counts = np.bincount(rule_of, minlength=len(rules))
     sparse = (counts <= SPARSE_DENSITY * sizes) & (sizes > 1)
-    keep = nonzero & sparse[rule_of]
-    cells = np.flatnonzero(keep)
-    local = cells - offsets[rule_of[cells]]
+    keep = sparse[rule_of]
+    rule_of = rule_of[keep]
+    local = nonzero.positions[keep] - offsets[rule_of]
     child_sizes = (grammar.n_states[rules[:, 1]] * grammar.n_states[rules[:, 2]]).astype(np.int64)
-    block = child_sizes[rule_of[cells]]
-    right_sizes = grammar.n_states[rules[rule_of[cells], 2]].astype(np.int64)
+    block = child_sizes[rule_of]
+    right_sizes = grammar.n_states[rules[rule_of, 2]].astype(np.int64)
     kept = np.zeros(len(rules) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rule_of[cells], minlength=len(rules)), out=kept[1:])
+    np.cumsum(np.bincount(rule_of, minlength=len(rules)), out=kept[1:])
     child = local % block
     return SparseBlocks(
         sparse=sparse,
@@ -204,8 +204,29 @@ def sparse_blocks(grammar: LPCFG) -> SparseBlocks:
         child_states=child.astype(np.int32),
         left_states=(child // right_sizes).astype(np.int32),
         right_states=(child % right_sizes).astype(np.int32),
-        weights=grammar.binary_weights[cells].astype(np.float64),
+        weights=np.array(nonzero.values[keep], dtype=np.float64),
     )
+
+
+@per_grammar
+def dense_blocks(grammar: LPCFG) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets int64[R2+1], weights float64) of the binary blocks that are not sparse
+    (``sparse_blocks``): rule r's block is ``weights[offsets[r]:offsets[r+1]]`` as in
+    ``grammar.binary_weights``, and empty for sparse rules. A grammar that keeps dense
+    weights shares them; one that keeps them sparse gets only its dense blocks."""
+    if grammar.binary_sparse is None:
+        return grammar.binary_offsets, grammar.binary_weights
+    offsets = grammar.binary_offsets
+    sizes = np.where(sparse_blocks(grammar).sparse, 0, np.diff(offsets))
+    compact = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=compact[1:])
+    nonzero = grammar.binary_sparse
+    rule_of = np.searchsorted(offsets, nonzero.positions, side="right") - 1
+    keep = sizes[rule_of] > 0
+    weights = np.zeros(compact[-1])
+    rule_of = rule_of[keep]
+    weights[nonzero.positions[keep] - offsets[rule_of] + compact[rule_of]] = nonzero.values[keep]
+    return compact, weights
 
 
 def binary_parents(grammar: LPCFG) -> np.ndarray:

@@ -15,6 +15,7 @@ from .inputs import (
     Mask,
     binary_parents,
     chart_index,
+    dense_blocks,
     lexical_arrays,
     mask_arrays,
     sparse_blocks,
@@ -110,13 +111,13 @@ def inside_outside(
     column_offsets, column_members = binary_column_members(
         grammar, columns, column_offsets, column_members
     )
-    blocks = sparse_blocks(grammar)
-    sparse = blocks.kernel_arguments()
+    sparse = sparse_blocks(grammar).kernel_arguments()
+    dense_offsets, dense_weights = dense_blocks(grammar)
     (table, cell_first, cell_count, symbols, starts, ends, offsets, exponents,
      values) = latent_inside(
         n, grammar.n_states, grammar.max_states,
-        grammar.binary_rules, grammar.binary_offsets, grammar.binary_weights,
-        grammar.binary_parent_offsets, binary_parents(grammar), *sparse,
+        grammar.binary_rules, dense_offsets, dense_weights, grammar.binary_parent_offsets,
+        binary_parents(grammar), *sparse,
         grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
         *lex, has_mask, mask_array, columns, mask_array.view(np.uint64), column_offsets,
@@ -128,8 +129,8 @@ def inside_outside(
         return _no_parse(n)
     outside = latent_outside(
         n, grammar.root, grammar.n_states, grammar.max_states,
-        grammar.binary_rules, grammar.binary_offsets, grammar.binary_weights,
-        grammar.binary_parent_offsets, *sparse,
+        grammar.binary_rules, dense_offsets, dense_weights, grammar.binary_parent_offsets,
+        *sparse,
         grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
         table, cell_first, cell_count, symbols, offsets, exponents, values,

@@ -45,6 +45,8 @@ def latent_inside(
     or over its non-zero cells for the rules ``inputs.SparseBlocks`` marks sparse.
     A rule with fewer non-zero cells than half its m_b * m_c child pairs skips the
     outer products: each split adds its cells' products directly.
+    ``binary_offsets``/``binary_weights`` need hold only the blocks of the other rules
+    (``inputs.dense_blocks``).
 
     RETURNS (table int32 (n+1, n+1, S), cell_first int64 (n+1, n+1), cell_count int64
         (n+1, n+1), item_symbols int32[N], item_starts int32[N], item_ends int32[N],

@@ -39,7 +39,6 @@ from ..trees.labels import LabelScheme, get_scheme
 from ..trees.tree import ROOT_LABEL, Tree
 from .serialization import (
     MAX_ARRAY_BYTES,
-    SPARSE_FRACTION,
     _json_bytes,
     _npy_bytes,
     check_version,
@@ -49,6 +48,7 @@ from .serialization import (
     read_npz,
     shorten,
 )
+from .sparse_weights import SPARSE_FRACTION
 
 LABELLER_INDEX, LABELLER_ARRAYS = "function_labeller.json", "function_labeller.npz"
 FILES = (LABELLER_INDEX, LABELLER_ARRAYS)

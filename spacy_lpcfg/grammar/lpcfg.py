@@ -11,6 +11,11 @@ kernels and serialisation read them without per-rule Python objects:
 * lexical rules ``lexical_rules`` int32[RL, 2] (preterminal, word id), blocks
   (m_tag,), with the vocabulary ``words``.
 
+Binary weights with few non-zero values (clustering grammars: ~2%) are kept as
+those values and their positions (``binary_sparse``, a ``SparseWeights``); the
+dense ``binary_weights`` is then built only when something asks for it, which
+the parser does not (the chart kernels read ``chart.inputs`` block tables).
+
 Weights are signed reals (spectral estimates can be negative). The chart
 semantics are those of DESIGN.md section 4: the score of a derivation is the
 contraction of its rule tensors along the tree, and ``Z`` is the root's
@@ -38,6 +43,7 @@ from .serialization import (
     unpack_zip,
     write_directory,
 )
+from .sparse_weights import SparseWeights, position_dtype
 from .symbols import PRETERMINAL, ROOT, SymbolTable
 
 RuleKey = tuple  # tuple of symbol names / ids (and a word for lexical rules)
@@ -52,8 +58,10 @@ class LPCFG:
 
     symbols (SymbolTable): the grammar's symbols.
     n_states (np.ndarray): int32[n_symbols], latent states per symbol; TOP has 1.
-    binary_rules, binary_offsets, binary_weights (np.ndarray): int32[R2, 3],
-        int64[R2 + 1], float64[binary_offsets[-1]] (see the module docstring).
+    binary_rules, binary_offsets (np.ndarray): int32[R2, 3], int64[R2 + 1].
+    binary_weights (np.ndarray | SparseWeights): float64[binary_offsets[-1]] (see the
+        module docstring), or its non-zero values and their positions. Either is kept
+        sparse when at most ``SPARSE_FRACTION`` of the weights are non-zero.
     unary_rules, unary_offsets, unary_weights (np.ndarray): int32[R1, 2],
         int64[R1 + 1], float64[unary_offsets[-1]].
     lexical_rules, lexical_offsets, lexical_weights (np.ndarray): int32[RL, 2],
@@ -71,7 +79,7 @@ class LPCFG:
         *,
         binary_rules: np.ndarray,
         binary_offsets: np.ndarray,
-        binary_weights: np.ndarray,
+        binary_weights: np.ndarray | SparseWeights,
         unary_rules: np.ndarray,
         unary_offsets: np.ndarray,
         unary_weights: np.ndarray,
@@ -84,7 +92,6 @@ class LPCFG:
             "n_states": n_states,
             "binary_rules": binary_rules,
             "binary_offsets": binary_offsets,
-            "binary_weights": binary_weights,
             "unary_rules": unary_rules,
             "unary_offsets": unary_offsets,
             "unary_weights": unary_weights,
@@ -92,12 +99,20 @@ class LPCFG:
             "lexical_offsets": lexical_offsets,
             "lexical_weights": lexical_weights,
         }
-        arrays = {name: _frozen_array(name, given[name]) for name in ARRAY_SPECS}
+        arrays = {name: _frozen_array(name, value) for name, value in given.items()}
         self.symbols = symbols
         self.n_states = arrays["n_states"]
         self.binary_rules = arrays["binary_rules"]
         self.binary_offsets = arrays["binary_offsets"]
-        self.binary_weights = arrays["binary_weights"]
+        self.binary_sparse: SparseWeights | None = None
+        if isinstance(binary_weights, SparseWeights):
+            self.binary_sparse = _frozen_sparse(binary_weights)
+        else:
+            dense = _frozen_array("binary_weights", binary_weights)
+            if SparseWeights.worth_it(dense):
+                self.binary_sparse = SparseWeights.from_dense(dense)
+            else:  # the cached_property's value
+                self.__dict__["binary_weights"] = dense
         self.unary_rules = arrays["unary_rules"]
         self.unary_offsets = arrays["unary_offsets"]
         self.unary_weights = arrays["unary_weights"]
@@ -186,13 +201,33 @@ class LPCFG:
     def max_states(self) -> int:
         return int(self.n_states.max())
 
+    @functools.cached_property
+    def binary_weights(self) -> np.ndarray:
+        """float64[binary_offsets[-1]], read-only. Built on first use when the grammar
+        keeps its binary weights sparse (``binary_sparse``), and kept from then on."""
+        assert self.binary_sparse is not None  # a dense grammar sets this in __init__
+        return _read_only(self.binary_sparse.to_dense())
+
+    def nonzero_binary_weights(self) -> SparseWeights:
+        """The non-zero binary weights and their positions in ``binary_weights``."""
+        if self.binary_sparse is not None:
+            return self.binary_sparse
+        return SparseWeights.from_dense(self.binary_weights)
+
+    def _binary_values(self) -> np.ndarray:
+        """The binary weights as stored: every weight except zeros left out."""
+        sparse = self.binary_sparse
+        return self.binary_weights if sparse is None else sparse.values
+
     def binary_block(self, rule: int) -> np.ndarray:
         """The read-only tensor T of binary rule `rule`, shape (m_a, m_b, m_c)."""
         a, b, c = self.binary_rules[rule]
-        start, end = self.binary_offsets[rule], self.binary_offsets[rule + 1]
-        return self.binary_weights[start:end].reshape(
-            self.n_states[a], self.n_states[b], self.n_states[c]
-        )
+        start, end = int(self.binary_offsets[rule]), int(self.binary_offsets[rule + 1])
+        if self.binary_sparse is None or "binary_weights" in self.__dict__:
+            block = self.binary_weights[start:end]
+        else:
+            block = _read_only(self.binary_sparse.dense_range(start, end))
+        return block.reshape(self.n_states[a], self.n_states[b], self.n_states[c])
 
     def unary_block(self, rule: int) -> np.ndarray:
         """The read-only matrix U of unary rule `rule`, shape (m_a, m_b)."""
@@ -250,7 +285,7 @@ class LPCFG:
     @functools.cached_property
     def signed(self) -> bool:
         """Whether some weight is negative (spectral grammars): no probabilities then."""
-        weights = (self.binary_weights, self.unary_weights, self.lexical_weights)
+        weights = (self._binary_values(), self.unary_weights, self.lexical_weights)
         return any(bool((w < 0).any()) for w in weights)
 
     @functools.cached_property
@@ -348,7 +383,15 @@ class LPCFG:
     def _check_weights(self, kind: str) -> None:
         rules = getattr(self, f"{kind}_rules")
         offsets = getattr(self, f"{kind}_offsets")
-        weights = getattr(self, f"{kind}_weights")
+        sparse = self.binary_sparse if kind == "binary" else None
+        if sparse is None:
+            weights = getattr(self, f"{kind}_weights")
+            length, positions = len(weights), None
+        else:
+            problem = sparse.check()
+            if problem:
+                raise GrammarError(Errors.E108.format(kind=kind, detail=problem))
+            weights, length, positions = sparse.values, sparse.length, sparse.positions
         if offsets.shape != (len(rules) + 1,) or weights.ndim != 1:
             raise GrammarError(
                 Errors.E108.format(
@@ -363,7 +406,7 @@ class LPCFG:
             detail = f"n_states give {sizes.sum(dtype=np.float64):.3g} weights, over {MAX_WEIGHTS}"
             raise GrammarError(Errors.E108.format(kind=kind, detail=detail))
         expected = np.concatenate([[0], np.cumsum(sizes)])
-        if not np.array_equal(offsets, expected) or offsets[-1] != len(weights):
+        if not np.array_equal(offsets, expected) or offsets[-1] != length:
             bad = np.flatnonzero(offsets != expected)
             bad = bad[bad > 0] - 1
             where = (
@@ -371,11 +414,13 @@ class LPCFG:
                 f"{int(offsets[bad[0] + 1]) - int(offsets[bad[0]])} weights, "
                 f"expected {sizes[bad[0]]}"
                 if offsets[0] == 0 and len(bad)
-                else f"offsets run from {offsets[0]} to {offsets[-1]} over {len(weights)} weights"
+                else f"offsets run from {offsets[0]} to {offsets[-1]} over {length} weights"
             )
             raise GrammarError(Errors.E108.format(kind=kind, detail=where))
         if not np.isfinite(weights).all():
             position = int(np.flatnonzero(~np.isfinite(weights))[0])
+            if positions is not None:
+                position = int(positions[position])
             rule = int(np.searchsorted(offsets, position, side="right") - 1)
             raise GrammarError(
                 Errors.E110.format(kind=kind, rule=self._rule_name(kind, rules[rule]))
@@ -408,7 +453,7 @@ class LPCFG:
         """
         from scipy import sparse
 
-        if min(self.binary_weights.min(initial=0), self.unary_weights.min(initial=0)) < 0:
+        if min(self._binary_values().min(initial=0), self.unary_weights.min(initial=0)) < 0:
             raise GrammarError(Errors.E112.format(detail="the grammar has negative weights"))
         state_offsets = np.concatenate([[0], np.cumsum(self.n_states, dtype=np.int64)])
         rows, cols, values = [], [], []
@@ -479,10 +524,11 @@ class LPCFG:
             rules = getattr(self, f"{kind}_rules")
             coarse[f"{kind}_rules"] = rules
             coarse[f"{kind}_offsets"] = np.arange(len(rules) + 1, dtype=np.int64)
+            weights = self.binary_sparse if kind == "binary" else None
             coarse[f"{kind}_weights"] = _project_weights(
                 rules[:, 0],
                 getattr(self, f"{kind}_offsets"),
-                getattr(self, f"{kind}_weights"),
+                getattr(self, f"{kind}_weights") if weights is None else weights,
                 self.n_states,
                 flat_weights,
             )
@@ -512,8 +558,12 @@ class LPCFG:
 
     # Serialisation -----------------------------------------------------------
 
-    def _arrays(self) -> dict[str, np.ndarray]:
-        return {name: getattr(self, name) for name in ARRAY_SPECS}
+    def _arrays(self) -> dict[str, np.ndarray | SparseWeights]:
+        arrays: dict[str, np.ndarray | SparseWeights] = {
+            name: getattr(self, name) for name in ARRAY_SPECS if name != "binary_weights"
+        }
+        arrays["binary_weights"] = self.binary_sparse or self.binary_weights
+        return arrays
 
     def to_bytes(self) -> bytes:
         """The grammar as one zip archive of the to_disk files (no pickle)."""
@@ -547,7 +597,12 @@ class LPCFG:
         return (
             self.symbols == other.symbols
             and self.words == other.words
-            and all(np.array_equal(getattr(self, n), getattr(other, n)) for n in ARRAY_SPECS)
+            and all(
+                np.array_equal(getattr(self, n), getattr(other, n))
+                for n in ARRAY_SPECS
+                if n != "binary_weights"
+            )
+            and self.nonzero_binary_weights() == other.nonzero_binary_weights()
         )
 
     __hash__ = None  # equality compares arrays; grammars are not dict keys
@@ -581,6 +636,32 @@ def _frozen_array(name: str, value) -> np.ndarray:
     return _read_only(np.array(array, dtype=dtype, order="C"))
 
 
+def _frozen_sparse(weights: SparseWeights) -> SparseWeights:
+    positions, values = np.asarray(weights.positions), np.asarray(weights.values)
+    length = weights.length
+    if (
+        (positions.size and not np.issubdtype(positions.dtype, np.integer))
+        or (values.size and not np.issubdtype(values.dtype, np.floating))
+        or not isinstance(length, (int, np.integer))
+        or length < 0
+    ):
+        found = f"{positions.dtype} positions, {values.dtype} values, length {excerpt(length)}"
+        raise GrammarError(
+            Errors.E105.format(
+                name="binary_weights", found=found, expected="int positions, float values"
+            )
+        )
+    if positions.size and (positions.min() < 0 or positions.max() >= length):
+        raise GrammarError(
+            Errors.E108.format(kind="binary", detail=f"positions must lie in [0, {length})")
+        )
+    return SparseWeights(
+        _read_only(np.array(positions, dtype=position_dtype(int(length)))),
+        _read_only(np.array(values, dtype=np.float64)),
+        int(length),
+    )
+
+
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
@@ -601,14 +682,14 @@ def _log_positive(weights: np.ndarray) -> np.ndarray:
 def _project_weights(
     parents: np.ndarray,
     offsets: np.ndarray,
-    weights: np.ndarray,
+    weights: np.ndarray | SparseWeights,
     n_states: np.ndarray,
     state_weights: np.ndarray,
 ) -> np.ndarray:
     """float64[R]: sum_h w_parent[h] * (sum of row h of each rule's block).
 
-    Vectorised with reduceat over the rows (rule, parent state) of the flat
-    weights, so no temporary is as large as the weights themselves.
+    Vectorised over the rows (rule, parent state) of the flat weights (reduceat, or
+    bincount of the non-zero ones), so no temporary is as large as the weights.
     """
     if len(parents) == 0:
         return np.zeros(0)
@@ -617,9 +698,12 @@ def _project_weights(
     rule_of_row = np.repeat(np.arange(len(parents)), m_parent)
     state_of_row = np.arange(row_offsets[-1]) - row_offsets[rule_of_row]
     row_length = np.diff(offsets) // m_parent
-    row_sums = np.add.reduceat(
-        weights, offsets[rule_of_row] + state_of_row * row_length[rule_of_row]
-    )
+    row_starts = offsets[rule_of_row] + state_of_row * row_length[rule_of_row]
+    if isinstance(weights, SparseWeights):
+        row = np.searchsorted(row_starts, weights.positions, side="right") - 1
+        row_sums = np.bincount(row, weights=weights.values, minlength=len(row_starts))
+    else:
+        row_sums = np.add.reduceat(weights, row_starts)
     state_offsets = np.concatenate([[0], np.cumsum(n_states, dtype=np.int64)])
     row_weights = state_weights[state_offsets[parents[rule_of_row]] + state_of_row]
     return np.add.reduceat(row_sums * row_weights, row_offsets[:-1])

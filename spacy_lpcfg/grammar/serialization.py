@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Errors, GrammarError
+from .sparse_weights import SparseWeights
 from .symbols import SYMBOL_KINDS, SymbolTable
 
 FORMAT_NAME = "spacy-lpcfg grammar"
@@ -53,10 +54,9 @@ ARRAY_SPECS = {
     "lexical_weights": ("float64", ()),
 }
 WEIGHTS = ("binary_weights", "unary_weights", "lexical_weights")
-# Weights with at most this fraction of non-zero values are stored as the non-zero
-# values and their positions (16 bytes each instead of 8 per weight): clustering
-# grammars are ~2% non-zero, so their files shrink about 25-fold.
-SPARSE_FRACTION = 0.5
+# Weights with at most SPARSE_FRACTION non-zero values are stored as the non-zero values
+# and their positions: clustering grammars are ~2% non-zero, so their files shrink
+# about 25-fold. Binary weights stay so in memory (LPCFG.binary_sparse).
 POSITIONS = "_positions"  # suffix of the positions array of sparse weights
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member timestamps: byte-identical output
 
@@ -91,20 +91,29 @@ def shorten(text: str, limit: int = 400) -> str:
 
 
 def encode_members(
-    symbols: SymbolTable, arrays: Mapping[str, np.ndarray], words: tuple[str, ...]
+    symbols: SymbolTable,
+    arrays: Mapping[str, np.ndarray | SparseWeights],
+    words: tuple[str, ...],
 ) -> dict[str, bytes]:
     """Serialise a grammar's parts into the bytes of the four members. Mostly-zero
-    weights are stored sparse (``SPARSE_FRACTION``), and only then is the format
-    version 2, so that files without them stay readable by version-1 readers."""
-    stored = dict(arrays)
+    weights (``SparseWeights.worth_it``), and weights given as SparseWeights, are
+    stored sparse, and only then is the format version 2, so that files without
+    them stay readable by version-1 readers."""
+    stored: dict[str, np.ndarray] = {}
     sparse = {}
-    for name in WEIGHTS:
-        weights = arrays[name]
-        positions = np.flatnonzero(weights)
-        if len(weights) and len(positions) <= SPARSE_FRACTION * len(weights):
-            stored[name] = weights[positions]
-            stored[name + POSITIONS] = positions.astype(np.int64)
-            sparse[name] = len(weights)
+    for name, weights in arrays.items():
+        if (
+            name in WEIGHTS
+            and not isinstance(weights, SparseWeights)
+            and SparseWeights.worth_it(weights)
+        ):
+            weights = SparseWeights.from_dense(weights)
+        if isinstance(weights, SparseWeights):
+            stored[name] = weights.values
+            stored[name + POSITIONS] = weights.positions.astype(np.int64)  # the file format
+            sparse[name] = weights.length
+        else:
+            stored[name] = weights
     entries = {}
     for name in stored:
         entries[name] = {"dtype": str(stored[name].dtype), "shape": list(stored[name].shape)}
@@ -113,7 +122,7 @@ def encode_members(
     header = {
         "format": FORMAT_NAME,
         "format_version": 2 if sparse else 1,
-        "counts": _counts(len(symbols), arrays, len(words)),
+        "counts": _counts(len(symbols), stored, len(words)),
         "arrays": entries,
     }
     npy = {f"{name}.npy": _npy_bytes(array) for name, array in stored.items()}
@@ -127,11 +136,13 @@ def encode_members(
 
 def decode_members(
     members: Mapping[str, bytes], source: str
-) -> tuple[SymbolTable, dict[str, np.ndarray], list[str]]:
+) -> tuple[SymbolTable, dict[str, Any], list[str]]:
     """Parse and check the four members. Raises GrammarError naming `source` and the file.
 
     The arrays are read only after their ``.npy`` headers match the shapes that
-    grammar.json declares, and those shapes match its counts.
+    grammar.json declares, and those shapes match its counts. Binary weights stored
+    sparse come back as SparseWeights (the LPCFG keeps them so), other sparse
+    weights dense.
     """
 
     def fail(detail: str) -> GrammarError:
@@ -161,10 +172,12 @@ def decode_members(
     for name in lengths:
         specs[name + POSITIONS] = ("int64", shapes[name])
     arrays = read_npz(members[ARRAYS], ARRAYS, specs, fail)
+    decoded: dict[str, Any] = dict(arrays)
     for name, length in lengths.items():
-        arrays[name] = _dense_weights(arrays, name, length, fail)
-        del arrays[name + POSITIONS]
-    return symbols, arrays, words
+        weights = _sparse_weights(arrays, name, length, fail)
+        decoded[name] = weights if name == "binary_weights" else weights.to_dense()
+        del decoded[name + POSITIONS]
+    return symbols, decoded, words
 
 
 def _sparse_lengths(
@@ -186,20 +199,18 @@ def _sparse_lengths(
     return lengths
 
 
-def _dense_weights(arrays: Mapping[str, np.ndarray], name: str, length: int, fail: Fail):
-    """The dense weights of sparse ones, checked before allocating."""
-    positions = arrays[name + POSITIONS]
+def _sparse_weights(
+    arrays: Mapping[str, np.ndarray], name: str, length: int, fail: Fail
+) -> SparseWeights:
+    """Sparse weights, checked so that ``to_dense`` may allocate."""
+    weights = SparseWeights(arrays[name + POSITIONS], arrays[name], length)
     kind = name.partition("_")[0]
     offsets = arrays[f"{kind}_offsets"]
     if len(offsets) and offsets[-1] != length:
         raise fail(f"{ARRAYS}: {name} has length {length}, its offsets end at {offsets[-1]}")
-    if len(positions) and (
-        positions[0] < 0 or positions[-1] >= length or (np.diff(positions) <= 0).any()
-    ):
+    if weights.check():
         raise fail(f"{ARRAYS}: {name}{POSITIONS} must increase within [0, {length})")
-    dense = np.zeros(length)
-    dense[positions] = arrays[name]
-    return dense
+    return weights
 
 
 def _header_counts(header: Mapping[str, Any], fail: Fail) -> dict[str, int]:

@@ -245,3 +245,34 @@ def test_inside_outside_sparse_blocks_match_enumeration(seed, n):
     found_items, found_rules = chart_dicts(result)
     assert_dicts_close(found_items, items)
     assert_dicts_close(found_rules, rules)
+
+
+@pytest.mark.parametrize("seed,n", [c for c in CASES if c[1] >= 2][:4])
+def test_inside_outside_reads_sparse_grammars_without_dense_weights(seed, n):
+    """A grammar that keeps its binary weights sparse parses from its non-zero cells and
+    the dense rules' compact blocks; the result equals the dense grammar's."""
+    from spacy_lpcfg.chart.inputs import dense_blocks, sparse_blocks
+
+    base, lexical = _case(seed, n, max_states=4)
+    grammar = _sparsified(base, seed, keep=0.4)
+    dense_grammar = _sparsified(base, seed, keep=0.4)
+    assert grammar.binary_sparse is not None
+    result = inside_outside(grammar, lexical)
+    assert "binary_weights" not in vars(grammar)
+    offsets, weights = dense_blocks(grammar)
+    sparse = sparse_blocks(grammar).sparse
+    assert (~sparse).any() and sparse.any()  # guards the test: both kinds of block
+    for rule in range(len(grammar.binary_rules)):
+        block = weights[offsets[rule] : offsets[rule + 1]]
+        expected = [] if sparse[rule] else grammar.binary_block(rule).ravel()
+        assert np.array_equal(block, expected)
+    dense_grammar.__dict__["binary_weights"] = dense_grammar.binary_weights
+    dense_grammar.binary_sparse = None  # as a grammar that keeps dense weights
+    assert dense_blocks(dense_grammar)[1] is dense_grammar.binary_weights
+    expected = inside_outside(dense_grammar, lexical)
+    assert result.has_parse == expected.has_parse
+    if expected.has_parse:
+        assert np.isclose(result.log_abs_z, expected.log_abs_z, rtol=1e-12)
+        found, wanted = chart_dicts(result), chart_dicts(expected)
+        assert_dicts_close(found[0], wanted[0])
+        assert_dicts_close(found[1], wanted[1])

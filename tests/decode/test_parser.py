@@ -216,3 +216,22 @@ def test_parts_with_one_coarsest_level_share_its_pass(small_model, ptb_small):
         # the two coarsest grammars are projections of one treebank: nearly the same
         assert np.abs(reused.posteriors - own[1].posteriors).max() < 0.05
         assert combined.parse(words).tree.words() == words
+
+
+def test_parser_keeps_a_clustering_grammar_sparse(ptb_small, tmp_path):
+    """A clustering grammar's binary weights stay sparse through loading and parsing
+    (the dense array is never built), and parse as the same grammar held dense does."""
+    from spacy_lpcfg.estimators.clustering import ClusteringEstimator
+    from spacy_lpcfg.grammar.model import ParsingModel
+
+    ClusteringEstimator(n_states=4).fit(ptb_small[0][:150]).model_.to_disk(tmp_path / "model")
+    model = ParsingModel.from_disk(tmp_path / "model")
+    grammar = model.grammar
+    assert grammar.binary_sparse is not None and grammar.max_states == 4
+    sentences = [tree.words() for tree in ptb_small[1][:8]]
+    parses = [parse.tree for parse in Parser(model).parse_all(sentences)]
+    assert "binary_weights" not in vars(grammar)
+    dense_model = ParsingModel.from_disk(tmp_path / "model")
+    dense_model.grammar.__dict__["binary_weights"] = dense_model.grammar.binary_weights
+    dense_model.grammar.binary_sparse = None  # as a grammar that keeps dense weights
+    assert [parse.tree for parse in Parser(dense_model).parse_all(sentences)] == parses

@@ -423,3 +423,101 @@ def test_lpcfg_bytes_contain_no_pickle(grammar):
             "symbols.json",
             "words.json",
         ]
+
+
+# Binary weights kept sparse in memory ------------------------------------------
+
+
+def _dense_arrays(grammar: LPCFG) -> dict:
+    arrays = _arrays(grammar)
+    arrays["binary_weights"] = np.array(grammar.binary_weights)
+    return arrays
+
+
+def test_lpcfg_keeps_mostly_zero_binary_weights_sparse():
+    from chart.brute_force import random_grammar
+
+    dense_grammar = random_grammar(3, max_states=6, density=0.8)
+    assert dense_grammar.binary_sparse is None  # 80% non-zero: kept dense
+    grammar = _mostly_zero(dense_grammar)
+    dense = _dense_arrays(grammar)["binary_weights"]  # builds the dense array: a fresh copy
+    grammar = _mostly_zero(dense_grammar)
+    sparse = grammar.binary_sparse
+    assert sparse is not None and sparse.nbytes < dense.nbytes / 2
+    assert sparse.positions.tolist() == np.flatnonzero(dense).tolist()
+    for rule in range(len(grammar.binary_rules)):
+        start, end = grammar.binary_offsets[rule], grammar.binary_offsets[rule + 1]
+        block = grammar.binary_block(rule)
+        assert np.array_equal(block.ravel(), dense[start:end]) and not block.flags.writeable
+    weights = [np.random.default_rng(a).random(m) + 0.1 for a, m in enumerate(grammar.n_states)]
+    coarse = grammar.project(weights)
+    normalised = [w / w.sum() for w in weights]
+    for rule, (a, _, _) in enumerate(grammar.binary_rules):
+        expected = normalised[a] @ grammar.binary_block(rule).sum(axis=(1, 2))
+        assert np.isclose(coarse.binary_weights[rule], expected, rtol=1e-12)
+    others = (grammar.unary_weights, grammar.lexical_weights)
+    assert grammar.signed == bool((dense < 0).any() or any((w < 0).any() for w in others))
+    assert "binary_weights" not in vars(grammar)  # nothing above needed the dense array
+    assert (
+        np.array_equal(grammar.binary_weights, dense) and not grammar.binary_weights.flags.writeable
+    )
+
+
+def test_lpcfg_from_sparse_weights_equals_from_dense():
+    from chart.brute_force import random_grammar
+
+    from spacy_lpcfg.grammar.sparse_weights import SparseWeights
+
+    grammar = _mostly_zero(random_grammar(4, max_states=5, density=0.8), seed=3)
+    arrays = _dense_arrays(grammar)
+    dense = arrays.pop("binary_weights")
+    given = SparseWeights.from_dense(dense)
+    rebuilt = LPCFG(
+        grammar.symbols, grammar.n_states, words=grammar.words, binary_weights=given, **arrays
+    )
+    assert rebuilt == grammar and rebuilt.binary_sparse == given
+    changed = dense.copy()
+    changed[given.positions[-1]] *= 2
+    other = LPCFG(
+        grammar.symbols, grammar.n_states, words=grammar.words, binary_weights=changed, **arrays
+    )
+    assert other != grammar
+
+
+@pytest.mark.parametrize(
+    "positions,values,length,message",
+    [
+        ([3, 1], [1.0, 2.0], None, "increase"),
+        ([0, 10**9], [1.0, 2.0], None, "lie in"),
+        ([-1, 1], [1.0, 2.0], None, "lie in"),
+        ([0, 1], [1.0], None, "positions for"),
+        ([0, 1], [1.0, np.inf], None, "non-finite"),
+        ([0, 1], [1.0, 2.0], 7, "offsets"),
+        ([0.5, 1.0], [1.0, 2.0], None, "int positions"),
+    ],
+)
+def test_lpcfg_refuses_bad_sparse_weights(positions, values, length, message):
+    from chart.brute_force import random_grammar
+
+    from spacy_lpcfg.grammar.sparse_weights import SparseWeights
+
+    grammar = _mostly_zero(random_grammar(3, max_states=4, density=0.8))
+    arrays = _arrays(grammar)
+    del arrays["binary_weights"]
+    length = int(grammar.binary_offsets[-1]) if length is None else length
+    weights = SparseWeights(np.array(positions), np.array(values), length)
+    with pytest.raises(GrammarError, match=message):
+        LPCFG(
+            grammar.symbols, grammar.n_states, words=grammar.words, binary_weights=weights, **arrays
+        )
+
+
+def test_lpcfg_loads_sparse_binary_weights_without_the_dense_array(tmp_path):
+    from chart.brute_force import random_grammar
+
+    grammar = _mostly_zero(random_grammar(3, max_states=6, density=0.8))
+    grammar.to_disk(tmp_path / "model")
+    loaded = LPCFG.from_disk(tmp_path / "model")
+    assert loaded.binary_sparse == grammar.binary_sparse
+    assert loaded == grammar and LPCFG.from_bytes(loaded.to_bytes()) == grammar
+    assert "binary_weights" not in vars(loaded)

@@ -1,0 +1,134 @@
+"""Memory and disk of trained models: the BENCHMARKS.md section "model_memory".
+
+For each model directory, in a fresh process: its size on disk, the resident memory
+that loading it adds (after the package's imports), what the same model held with
+its binary weights dense in memory (as every grammar did before they were kept
+sparse: the loaded resident memory plus, per grammar, the dense array's bytes minus
+the sparse arrays'), and the peak resident memory of parsing the ptb_sample test
+split with it (over the process after imports), with its F1; then the same parse in
+another fresh process with every grammar's binary weights made dense first (the
+kernels then read the dense arrays, as before).
+
+    python benchmarks/bench_model_memory.py [LABEL=]MODEL_DIR... [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import write_section  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", help="model directories, optionally LABEL=DIR")
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
+    parser.add_argument("--dense", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.dense)))
+        return
+    rows = []
+    for given in args.models:
+        label, _, model = given.rpartition("=")
+        row = _child(model)
+        row["label"] = label or Path(model).name
+        row["dense_parse_peak_mb"] = _child(model, "--dense")["parse_peak_mb"]
+        rows.append(row)
+        print(rows[-1], flush=True)
+    body = report(rows)
+    print(body)
+    if not args.no_write:
+        write_section("model_memory", body)
+
+
+def _child(model: str, *options: str) -> dict:
+    command = [sys.executable, __file__, "--measure", model, *options]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def measure(path: Path, dense: bool) -> dict:
+    import resource
+
+    from common import data_dir
+
+    from spacy_lpcfg.corpora import load_splits
+    from spacy_lpcfg.decode.parser import Parser
+    from spacy_lpcfg.evaluation.parsing import evaluate
+    from spacy_lpcfg.grammar.model import ParsingModel
+
+    test = load_splits("ptb_sample", data_dir=data_dir())["test"]
+    base = _rss_mb()
+    model = ParsingModel.from_disk(path)
+    loaded = _rss_mb() - base
+    grammars = [grammar for part in model.parts for grammar in (part.grammar, *part.extra_grammars)]
+    dense_bytes = sum(g.binary_offsets[-1] * 8 for g in grammars) / 2**20
+    sparse_bytes = sum(g.binary_sparse.nbytes for g in grammars if g.binary_sparse) / 2**20
+    dense_loaded = (
+        loaded
+        + dense_bytes
+        - sum(g.binary_weights.nbytes for g in grammars if g.binary_sparse is None) / 2**20
+        - sparse_bytes
+    )
+    if dense:  # as grammars were before they kept binary weights sparse
+        for grammar in grammars:
+            grammar.__dict__["binary_weights"] = grammar.binary_weights
+            grammar.binary_sparse = None
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    scores = evaluate(Parser(model), test)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    still_sparse = all("binary_weights" not in vars(g) for g in grammars if g.binary_sparse)
+    return {
+        "model": str(path),
+        "grammars": len(grammars),
+        "disk_mb": sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20,
+        "loaded_mb": loaded,
+        "dense_loaded_mb": dense_loaded,
+        "parse_peak_mb": max(peak, peak_before) - base,
+        "f1": scores.fscore,
+        "dense_never_built": still_sparse,
+    }
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def report(rows: list[dict]) -> str:
+    lines = [
+        "## Memory and disk of models",
+        "",
+        "`python benchmarks/bench_model_memory.py LABEL=MODEL...`, each model in a fresh "
+        "process. Loaded: resident memory that `ParsingModel."
+        "from_disk` adds after the imports. Dense: the same with the binary weights held "
+        "dense, as every grammar held them before they were kept sparse. Parse peak: peak "
+        "resident memory while parsing ptb_sample test (245 sentences), over the process "
+        "after imports (numba's compiled kernels included, about 90 MB); dense: the same "
+        "with every grammar's binary weights made dense before parsing.",
+        "",
+        "| model | grammars | disk MB | loaded MB | dense MB | loaded / dense | parse peak MB "
+        "| dense parse peak MB | test F1 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['label']} | {row['grammars']} | {row['disk_mb']:.1f} "
+            f"| {row['loaded_mb']:.0f} | {row['dense_loaded_mb']:.0f} "
+            f"| {row['loaded_mb'] / row['dense_loaded_mb']:.2f} | {row['parse_peak_mb']:.0f} "
+            f"| {row['dense_parse_peak_mb']:.0f} | {row['f1']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
