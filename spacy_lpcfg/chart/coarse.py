@@ -237,6 +237,21 @@ def _add_triple(target, factor_1, factor_2, factor_3):
         target[t] += factor_1[t] * factor_2[t] * factor_3[t]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _set_products(target, factor_1, factor_2):
+    """target = factor_1 * factor_2, elementwise (contiguous views, as _add_products)."""
+    for t in range(target.shape[0]):
+        target[t] = factor_1[t] * factor_2[t]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move_into(target, source):
+    """target += source, then source = 0, elementwise (as _add_products)."""
+    for t in range(target.shape[0]):
+        target[t] += source[t]
+        source[t] = 0.0
+
+
 @njit(cache=True, nogil=True)
 def _merge_tags(pair_offsets, pair_tags, pair_weights, width_one, merged):
     """merged[p, x] = sum of w * width_one[t, x] over the (t, w) of pair p: the
@@ -262,11 +277,10 @@ def _add_splits(sums, first, last, n_cells, accumulator, s):
     splits first[s]..last[s] that were written; those entries are zeroed again."""
     if first[s] > last[s]:
         return
+    target = accumulator[s, :n_cells]
     for d in range(first[s], last[s] + 1):
         base = (d - 1) * n_cells
-        for x in range(n_cells):
-            accumulator[s, x] += sums[s, base + x]
-            sums[s, base + x] = 0.0
+        _move_into(target, sums[s, base : base + n_cells])
     first[s] = 1 << 30
     last[s] = 0
 
@@ -317,13 +331,12 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
                 _split_range(nonzero, width, 0, n_splits, False, first_left, last_left, s)
                 for d in range(first_left[s], last_left[s] + 1):
                     base = (d - 1) * n_cells
-                    for x in range(n_cells):
-                        left[s, base + x] = chart[d, s, x] * factors[d, x]
+                    _set_products(left[s, base : base + n_cells], chart[d, s, :n_cells],
+                                  factors[d, :n_cells])  # fmt: skip
                 _split_range(nonzero, width, 0, n_splits, True, first_right, last_right, s)
                 for d in range(first_right[s], last_right[s] + 1):
                     base = (d - 1) * n_cells
-                    for x in range(n_cells):
-                        right[s, base + x] = chart[width - d, s, x + d]
+                    right[s, base : base + n_cells] = chart[width - d, s, d : d + n_cells]
             for r in range(rules_by_left.shape[0]):
                 b = rules_by_left[r, 1]
                 c = rules_by_left[r, 2]
@@ -466,18 +479,18 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
                 _split_range(outside_nonzero, width, width, n_splits, False,
                              first_parent, last_parent, s)  # fmt: skip
                 for d in range(first_parent[s], last_parent[s] + 1):
-                    base = _triangle(d, n_cells)
-                    for y in range(n_cells - d):
-                        parent = outside[width + d, s, y]
-                        parents_left[s, base + y] = parent * left_factors[d, y]
-                        parents_right[s, base + y] = parent * right_factors[d, y]
+                    base, count = _triangle(d, n_cells), n_cells - d
+                    parent = outside[width + d, s, :count]
+                    _set_products(parents_left[s, base : base + count], parent,
+                                  left_factors[d, :count])  # fmt: skip
+                    _set_products(parents_right[s, base : base + count], parent,
+                                  right_factors[d, :count])  # fmt: skip
                 _split_range(inside_nonzero, width, 0, n_splits, False,
                              first_sibling, last_sibling, s)  # fmt: skip
                 for d in range(first_sibling[s], last_sibling[s] + 1):
-                    base = _triangle(d, n_cells)
-                    for y in range(n_cells - d):
-                        siblings_left[s, base + y] = inside[d, s, y + width]
-                        siblings_right[s, base + y] = inside[d, s, y]
+                    base, count = _triangle(d, n_cells), n_cells - d
+                    siblings_left[s, base : base + count] = inside[d, s, width : width + count]
+                    siblings_right[s, base : base + count] = inside[d, s, :count]
             for r in range(rules_by_parent.shape[0]):
                 a = rules_by_parent[r, 0]
                 if first_parent[a] > last_parent[a]:
@@ -534,12 +547,9 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
                 if first_sum[s] > last_sum[s]:
                     continue
                 for d in range(first_sum[s], last_sum[s] + 1):
-                    base = _triangle(d, n_cells)
-                    for y in range(n_cells - d):
-                        accumulator[s, y] += sums_left[s, base + y]
-                        accumulator[s, y + d] += sums_right[s, base + y]
-                        sums_left[s, base + y] = 0.0
-                        sums_right[s, base + y] = 0.0
+                    base, count = _triangle(d, n_cells), n_cells - d
+                    _move_into(accumulator[s, :count], sums_left[s, base : base + count])
+                    _move_into(accumulator[s, d : d + count], sums_right[s, base : base + count])
                 first_sum[s] = 1 << 30
                 last_sum[s] = 0
         _unary_closure(

@@ -165,10 +165,12 @@ def latent_inside(
                                         * values[base_c + sparse_right_states[cell]]
                                     )
                                 continue
+                            inside_c = values[base_c : base_c + size_c]
                             for h2 in range(size_b):
                                 x = values[base_b + h2] * factor
+                                row_bc = outer[h2 * size_c : (h2 + 1) * size_c]
                                 for h3 in range(size_c):
-                                    outer[h2 * size_c + h3] += x * values[base_c + h3]
+                                    row_bc[h3] += x * inside_c[h3]
                         # Contract with the tensor: one dot product of length m_b * m_c per
                         # parent state, or one product per non-zero cell (done above when
                         # direct).
@@ -187,8 +189,9 @@ def latent_inside(
                             for h1 in range(size_a):
                                 total = 0.0
                                 row = base + h1 * size_bc
+                                weights = binary_weights[row : row + size_bc]
                                 for h23 in range(size_bc):
-                                    total += binary_weights[row + h23] * outer[h23]
+                                    total += weights[h23] * outer[h23]
                                 contracted[h1] = total
                         shift = normalise(contracted, size_a)
                         if shift != EMPTY:
@@ -454,11 +457,13 @@ def latent_outside(
                                     * sparse_weights[cell]
                                 )
                         else:
+                            size_bc = size_b * size_c
                             for h1 in range(size_a):
                                 x = out_values[base_a + h1]
-                                row = base + h1 * size_b * size_c
-                                for h23 in range(size_b * size_c):
-                                    projected[h23] += x * binary_weights[row + h23]
+                                row = base + h1 * size_bc
+                                weights = binary_weights[row : row + size_bc]
+                                for h23 in range(size_bc):
+                                    projected[h23] += x * weights[h23]
                         shift_v = normalise(projected, size_b * size_c)
                     if shift_v == EMPTY:
                         continue
@@ -484,12 +489,12 @@ def latent_outside(
                                         ]
                                     )
                             else:
+                                inside_c = inside_values[base_c : base_c + size_c]
                                 for h2 in range(size_b):
+                                    row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
                                     total = 0.0
                                     for h3 in range(size_c):
-                                        total += (
-                                            projected[h2 * size_c + h3] * inside_values[base_c + h3]
-                                        )
+                                        total += row_bc[h3] * inside_c[h3]
                                     left_vector[h2] = total
                             shift = normalise(left_vector, size_b)
                             if shift != EMPTY:
@@ -531,8 +536,9 @@ def latent_outside(
                             else:
                                 for h2 in range(size_b):
                                     x = inside_values[base_b + h2]
+                                    row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
                                     for h3 in range(size_c):
-                                        right_vector[h3] += x * projected[h2 * size_c + h3]
+                                        right_vector[h3] += x * row_bc[h3]
                             shift = normalise(right_vector, size_c)
                             if shift != EMPTY:
                                 out_exponents[right] = accumulate(

@@ -13,6 +13,11 @@ one, however long the sentence. Expected counts need no exponentials: the
 posteriors of the rule at a node sum to one over its state cells, so they are
 normalised at the node.
 
+Inner loops read rule rows and state vectors through slices (``w = weights[row:row
++ m]``, then ``w[k]``), not ``weights[row + k]``: numba wraps negative indices, and
+for a sum of signed offsets LLVM cannot rule that out, so it emitted gathers and
+scatters instead of contiguous vector loads; slices halve the E-step's time.
+
 Numba's on-disk cache (``cache=True``) keeps the compiled kernels between runs.
 """
 
@@ -95,6 +100,7 @@ def inside_outside_nodes(
         if b >= 0:
             sa, ma, sb, mb = node_start[a], node_states[a], node_start[b], node_states[b]
             base = binary_offsets[rule]
+            y = inside[sb : sb + mb]
             for h in range(m):
                 value = 0.0
                 for j in range(ma):
@@ -102,19 +108,22 @@ def inside_outside_nodes(
                     if x == 0.0:
                         continue
                     row = base + (h * ma + j) * mb
+                    w = binary_weights[row : row + mb]
                     t = 0.0
                     for k in range(mb):
-                        t += binary_weights[row + k] * inside[sb + k]
+                        t += w[k] * y[k]
                     value += x * t
                 inside[s + h] = value
             log_inside[i] = log_inside[a] + log_inside[b]
         elif a >= 0:
             sa, ma = node_start[a], node_states[a]
             base = unary_offsets[rule]
+            y = inside[sa : sa + ma]
             for h in range(m):
+                w = unary_weights[base + h * ma : base + (h + 1) * ma]
                 value = 0.0
                 for j in range(ma):
-                    value += unary_weights[base + h * ma + j] * inside[sa + j]
+                    value += w[j] * y[j]
                 inside[s + h] = value
             log_inside[i] = log_inside[a]
         else:
@@ -125,6 +134,7 @@ def inside_outside_nodes(
         log_inside[i] += scale
         local_scale[i] = math.exp(scale) if scale > -np.inf else 0.0
 
+    pushed_right = np.zeros(max(int(n_states.max()), 1))  # the right child's outside, summed
     log_likelihood = 0.0
     for i in range(n):  # parents first: push outside vectors down to the children
         s, m, rule = node_start[i], node_states[i], node_rule[i]
@@ -147,23 +157,27 @@ def inside_outside_nodes(
         if b >= 0:
             sa, ma, sb, mb = node_start[a], node_states[a], node_start[b], node_states[b]
             base = binary_offsets[rule]
+            y = inside[sb : sb + mb]
+            right_outside = pushed_right[:mb]
+            right_outside[:] = 0.0
             for h in range(m):
                 o = outside[s + h]
                 if o == 0.0:
                     continue
                 for j in range(ma):
-                    x = inside[sa + j]
                     row = base + (h * ma + j) * mb
-                    ox = o * x
+                    w = binary_weights[row : row + mb]
+                    counts = binary_counts[row : row + mb]
+                    ox = o * inside[sa + j]
                     posterior = ox * inverse_z
                     pushed = 0.0
                     for k in range(mb):
-                        w = binary_weights[row + k]
-                        y = inside[sb + k]
-                        pushed += w * y
-                        outside[sb + k] += ox * w
-                        binary_counts[row + k] += posterior * w * y
+                        pushed += w[k] * y[k]
+                        right_outside[k] += ox * w[k]
+                        counts[k] += posterior * w[k] * y[k]
                     outside[sa + j] += o * pushed
+            for k in range(mb):
+                outside[sb + k] += right_outside[k]
             log_outside[a] = log_outside[i] + log_inside[b] + _normalise(outside, sa, ma)
             log_outside[b] = log_outside[i] + log_inside[a] + _normalise(outside, sb, mb)
         elif a >= 0:

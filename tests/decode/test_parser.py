@@ -235,3 +235,23 @@ def test_parser_keeps_a_clustering_grammar_sparse(ptb_small, tmp_path):
     dense_model.grammar.__dict__["binary_weights"] = dense_model.grammar.binary_weights
     dense_model.grammar.binary_sparse = None  # as a grammar that keeps dense weights
     assert [parse.tree for parse in Parser(dense_model).parse_all(sentences)] == parses
+
+
+def test_default_first_level_merges_cess_phrase_features(load_corpus):
+    # CESS-ESP phrase labels carry dotted features (grup.nom.ms); the dense first pass
+    # runs over their categories (grup), which leaves far fewer symbols to parse.
+    from spacy_lpcfg.decode.parser import DEFAULT_LEVELS
+    from spacy_lpcfg.estimators.mle import MLEEstimator
+
+    trees = load_corpus("cess_esp", "train")[:300]
+    transform = TransformSpec(v_markov=1, scheme="cess")
+    model = MLEEstimator(transform=transform).fit(trees).model_
+    first = Parser(model).cascade.levels[0].grammar.symbols
+    names = [first.name(s) for s in range(len(first))]
+    assert any(name.startswith("grup") for name in names)
+    assert not any("grup." in name or "S.F" in name for name in names)
+    features_kept = ({**DEFAULT_LEVELS[0], "phrases": "keep"}, *DEFAULT_LEVELS[1:])
+    kept = Parser(model, levels=features_kept).cascade.levels[0].grammar
+    assert len(first) < len(kept.symbols) / 2
+    words = load_corpus("cess_esp", "dev")[0].words()
+    assert Parser(model).parse(words).tree.words() == words
