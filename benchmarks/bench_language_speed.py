@@ -77,7 +77,7 @@ def report(results: dict, args) -> str:
         "`python benchmarks/bench_language_speed.py"
         + "".join(f" --accurate {given}" for given in args.accurate)
         + f" --runs {args.runs}`: one process, median of {args.runs} runs; test splits "
-        f"(icepahc: {args.icepahc_limit} trees spread over it). Ratio: sentences/s (words/s) "
+        f"(icepahc: about {args.icepahc_limit} trees spread over it). Ratio: sentences/s (words/s) "
         "over the same kind of model's on ptb_sample test in this run.",
         "",
         "| model | treebank | test trees (mean words) | F1 | sentences/s | words/s "

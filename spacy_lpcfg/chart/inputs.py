@@ -152,9 +152,10 @@ class SparseBlocks:
     sparse (np.ndarray): bool[R2], the rules whose block is sparse (``SPARSE_DENSITY``).
     offsets (np.ndarray): int64[R2+1]; the cells of rule r are ``offsets[r]:offsets[r+1]``
         (none for dense rules).
-    parent_states (np.ndarray): int32[K], h1 of each cell.
-    child_states (np.ndarray): int32[K], h2 * m_c + h3 of each cell.
-    left_states, right_states (np.ndarray): int32[K], h2 and h3 of each cell.
+    parent_states (np.ndarray): uint16[K], h1 of each cell (unsigned: the kernels index
+        with them, and numba checks signed indices for wrap-around).
+    child_states (np.ndarray): uint32[K], h2 * m_c + h3 of each cell.
+    left_states, right_states (np.ndarray): uint16[K], h2 and h3 of each cell.
     weights (np.ndarray): float64[K].
     """
 
@@ -200,10 +201,10 @@ def sparse_blocks(grammar: LPCFG) -> SparseBlocks:
     return SparseBlocks(
         sparse=sparse,
         offsets=kept,
-        parent_states=(local // block).astype(np.int32),
-        child_states=child.astype(np.int32),
-        left_states=(child // right_sizes).astype(np.int32),
-        right_states=(child % right_sizes).astype(np.int32),
+        parent_states=(local // block).astype(np.uint16),
+        child_states=child.astype(np.uint32),
+        left_states=(child // right_sizes).astype(np.uint16),
+        right_states=(child % right_sizes).astype(np.uint16),
         weights=np.array(nonzero.values[keep], dtype=np.float64),
     )
 

@@ -157,12 +157,14 @@ def latent_inside(
                             base_b = item_offsets[left]
                             base_c = item_offsets[right]
                             if direct:
+                                inside_b = values[base_b : base_b + size_b]
+                                inside_c = values[base_c : base_c + size_c]
                                 for cell in range(first_cell, last_cell):
                                     contracted[sparse_parent_states[cell]] += (
                                         sparse_weights[cell]
                                         * factor
-                                        * values[base_b + sparse_left_states[cell]]
-                                        * values[base_c + sparse_right_states[cell]]
+                                        * inside_b[sparse_left_states[cell]]
+                                        * inside_c[sparse_right_states[cell]]
                                     )
                                 continue
                             inside_c = values[base_c : base_c + size_c]
@@ -424,6 +426,7 @@ def latent_outside(
                 a = item_symbols[parent]
                 size_a = n_states[a]
                 base_a = item_offsets[parent]
+                outside_a = out_values[base_a : base_a + size_a]
                 for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                     b = binary_rules[r, 1]
                     c = binary_rules[r, 2]
@@ -443,7 +446,7 @@ def latent_outside(
                     if direct:  # V stays as its non-zero cells
                         for cell in range(n_cells):
                             cell_values[cell] = (
-                                out_values[base_a + sparse_parent_states[first_cell + cell]]
+                                outside_a[sparse_parent_states[first_cell + cell]]
                                 * sparse_weights[first_cell + cell]
                             )
                         shift_v = normalise(cell_values, n_cells)
@@ -453,8 +456,7 @@ def latent_outside(
                         if sparse[r]:
                             for cell in range(first_cell, first_cell + n_cells):
                                 projected[sparse_child_states[cell]] += (
-                                    out_values[base_a + sparse_parent_states[cell]]
-                                    * sparse_weights[cell]
+                                    outside_a[sparse_parent_states[cell]] * sparse_weights[cell]
                                 )
                         else:
                             size_bc = size_b * size_c
@@ -481,12 +483,11 @@ def latent_outside(
                             if direct:
                                 for h2 in range(size_b):
                                     left_vector[h2] = 0.0
+                                inside_c = inside_values[base_c : base_c + size_c]
                                 for cell in range(n_cells):
                                     left_vector[sparse_left_states[first_cell + cell]] += (
                                         cell_values[cell]
-                                        * inside_values[
-                                            base_c + sparse_right_states[first_cell + cell]
-                                        ]
+                                        * inside_c[sparse_right_states[first_cell + cell]]
                                     )
                             else:
                                 inside_c = inside_values[base_c : base_c + size_c]
@@ -526,12 +527,11 @@ def latent_outside(
                             for h3 in range(size_c):
                                 right_vector[h3] = 0.0
                             if direct:
+                                inside_b = inside_values[base_b : base_b + size_b]
                                 for cell in range(n_cells):
                                     right_vector[sparse_right_states[first_cell + cell]] += (
                                         cell_values[cell]
-                                        * inside_values[
-                                            base_b + sparse_left_states[first_cell + cell]
-                                        ]
+                                        * inside_b[sparse_left_states[first_cell + cell]]
                                     )
                             else:
                                 for h2 in range(size_b):
