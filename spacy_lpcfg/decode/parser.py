@@ -217,7 +217,7 @@ class Parser:
         ``defaults.MEMBER_PRUNE_THRESHOLD``.
     levels (Sequence[dict]): the merged pruning levels, coarsest first, as keyword
         arguments of ``level_label``. Defaults to X-bar with unary chains cut to their
-        lowest label and POS categories, then X-bar with the (X-bar) Markov context of
+        lowest label and POS and phrase categories, then X-bar with the (X-bar) Markov context of
         intermediates.
     use_tags (str): "auto", "constrain" or "ignore" given tags (``Lexicon.lexical_scores``).
         A given tag that the grammar does not have leaves its token untagged; the

@@ -14,7 +14,8 @@ kernels and serialisation read them without per-rule Python objects:
 Binary weights with few non-zero values (clustering grammars: ~2%) are kept as
 those values and their positions (``binary_sparse``, a ``SparseWeights``); the
 dense ``binary_weights`` is then built only when something asks for it, which
-the parser does not (the chart kernels read ``chart.inputs`` block tables).
+the parser does not (the chart kernels read ``chart.inputs`` block tables; the
+Viterbi decoder builds a dense array of log weights).
 
 Weights are signed reals (spectral estimates can be negative). The chart
 semantics are those of DESIGN.md section 4: the score of a derivation is the
@@ -60,8 +61,9 @@ class LPCFG:
     n_states (np.ndarray): int32[n_symbols], latent states per symbol; TOP has 1.
     binary_rules, binary_offsets (np.ndarray): int32[R2, 3], int64[R2 + 1].
     binary_weights (np.ndarray | SparseWeights): float64[binary_offsets[-1]] (see the
-        module docstring), or its non-zero values and their positions. Either is kept
-        sparse when at most ``SPARSE_FRACTION`` of the weights are non-zero.
+        module docstring), or its values and their positions (kept so; zeros among
+        them dropped). A dense array is kept sparse when at most ``SPARSE_FRACTION``
+        of its weights are non-zero.
     unary_rules, unary_offsets, unary_weights (np.ndarray): int32[R1, 2],
         int64[R1 + 1], float64[unary_offsets[-1]].
     lexical_rules, lexical_offsets, lexical_weights (np.ndarray): int32[RL, 2],
@@ -109,7 +111,7 @@ class LPCFG:
             self.binary_sparse = _frozen_sparse(binary_weights)
         else:
             dense = _frozen_array("binary_weights", binary_weights)
-            if SparseWeights.worth_it(dense):
+            if dense.ndim == 1 and SparseWeights.worth_it(dense):  # else validate() says
                 self.binary_sparse = SparseWeights.from_dense(dense)
             else:  # the cached_property's value
                 self.__dict__["binary_weights"] = dense
@@ -290,8 +292,13 @@ class LPCFG:
 
     @functools.cached_property
     def log_binary_weights(self) -> np.ndarray:
-        """float64 like binary_weights: log of the positive weights, -inf elsewhere (Viterbi)."""
-        return _log_positive(self.binary_weights)
+        """float64 like binary_weights: log of the positive weights, -inf elsewhere (Viterbi).
+        Built from the non-zero weights: a sparse grammar keeps no dense binary_weights."""
+        nonzero = self.nonzero_binary_weights()
+        out = np.full(int(self.binary_offsets[-1]), -np.inf)
+        positive = nonzero.values > 0
+        out[nonzero.positions[positive]] = np.log(nonzero.values[positive])
+        return _read_only(out)
 
     @functools.cached_property
     def log_unary_weights(self) -> np.ndarray:
@@ -386,7 +393,7 @@ class LPCFG:
         sparse = self.binary_sparse if kind == "binary" else None
         if sparse is None:
             weights = getattr(self, f"{kind}_weights")
-            length, positions = len(weights), None
+            length, positions = (len(weights) if weights.ndim == 1 else 0), None
         else:
             problem = sparse.check()
             if problem:
@@ -655,6 +662,9 @@ def _frozen_sparse(weights: SparseWeights) -> SparseWeights:
         raise GrammarError(
             Errors.E108.format(kind="binary", detail=f"positions must lie in [0, {length})")
         )
+    if positions.shape == values.shape and values.ndim == 1:  # else validate() says
+        nonzero = values != 0  # so that equal weights compare equal however given
+        positions, values = positions[nonzero], values[nonzero]
     return SparseWeights(
         _read_only(np.array(positions, dtype=position_dtype(int(length)))),
         _read_only(np.array(values, dtype=np.float64)),

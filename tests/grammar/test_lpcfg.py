@@ -521,3 +521,45 @@ def test_lpcfg_loads_sparse_binary_weights_without_the_dense_array(tmp_path):
     assert loaded.binary_sparse == grammar.binary_sparse
     assert loaded == grammar and LPCFG.from_bytes(loaded.to_bytes()) == grammar
     assert "binary_weights" not in vars(loaded)
+
+
+def test_lpcfg_sparse_weights_zeros_and_malformed_dense():
+    from chart.brute_force import random_grammar
+
+    from spacy_lpcfg.grammar.sparse_weights import SparseWeights
+
+    grammar = _mostly_zero(random_grammar(3, max_states=4, density=0.8))
+    arrays = _arrays(grammar)
+    dense = arrays.pop("binary_weights")
+    given = SparseWeights.from_dense(dense)
+    free = int(np.flatnonzero(dense == 0)[0])  # an explicit zero at a free position
+    order = np.argsort(np.append(given.positions, free))
+    positions = np.append(given.positions, free)[order]
+    values = np.append(given.values, 0.0)[order]
+    kwargs = {"words": grammar.words, **arrays}
+    with_zero = LPCFG(
+        grammar.symbols,
+        grammar.n_states,
+        binary_weights=SparseWeights(positions, values, len(dense)),
+        **kwargs,
+    )
+    assert with_zero == grammar and with_zero.binary_sparse == grammar.binary_sparse
+    for bad in (
+        np.float64(1.0),
+        np.zeros((len(dense) // 2, 2)),
+    ):  # not flat: E108, not numpy errors
+        with pytest.raises(GrammarError, match="E108"):
+            LPCFG(grammar.symbols, grammar.n_states, binary_weights=bad, **kwargs)
+
+
+def test_lpcfg_log_weights_of_a_sparse_grammar_leave_it_sparse():
+    from chart.brute_force import random_grammar
+
+    grammar = _mostly_zero(random_grammar(3, max_states=4, density=0.8))
+    assert grammar.binary_sparse is not None
+    logs = grammar.log_binary_weights
+    assert "binary_weights" not in vars(grammar)
+    dense = grammar.binary_weights
+    positive = dense > 0
+    assert np.array_equal(logs[positive], np.log(dense[positive]))
+    assert np.all(logs[~positive] == -np.inf)
