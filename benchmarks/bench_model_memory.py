@@ -69,13 +69,13 @@ def measure(path: Path, dense: bool) -> dict:
     model = ParsingModel.from_disk(path)
     loaded = _rss_mb() - base
     grammars = [grammar for part in model.parts for grammar in (part.grammar, *part.extra_grammars)]
-    dense_bytes = sum(g.binary_offsets[-1] * 8 for g in grammars) / 2**20
-    sparse_bytes = sum(g.binary_sparse.nbytes for g in grammars if g.binary_sparse) / 2**20
+    # what the sparse grammars would hold dense instead of their values and positions
     dense_loaded = (
         loaded
-        + dense_bytes
-        - sum(g.binary_weights.nbytes for g in grammars if g.binary_sparse is None) / 2**20
-        - sparse_bytes
+        + sum(
+            g.binary_offsets[-1] * 8 - g.binary_sparse.nbytes for g in grammars if g.binary_sparse
+        )
+        / 2**20
     )
     if dense:  # as grammars were before they kept binary weights sparse
         for grammar in grammars:

@@ -36,19 +36,29 @@ def select_symbols(spectrum: Spectrum, symbols: int | Sequence[str] = DEFAULT_SY
     RAISES ValueError: a name the spectrum lacks, or a number < 1.
     """
     values = {name: array for name, array in spectrum.values.items() if len(array)}
+    missing = "No singular values for symbol(s) {unknown}; the most frequent are: {known}"
+    return _pick(symbols, _by_size(spectrum, values), missing)
+
+
+def _pick(symbols: int | Sequence[str], ranked: list[str], missing: str) -> list[str]:
+    """The first `symbols` of `ranked`, or the names given, all of them in `ranked`.
+    RAISES ValueError: ``missing`` (with {unknown} and {known}) for other names, or
+    a number < 1."""
     if isinstance(symbols, str) or not isinstance(symbols, (int, np.integer)):
         names = [symbols] if isinstance(symbols, str) else list(symbols)
-        unknown = [name for name in names if name not in values]
+        known = set(ranked)
+        unknown = [name for name in names if name not in known]
         if unknown or not names:
-            known = ", ".join(_by_size(spectrum, values)[:DEFAULT_SYMBOLS])
             raise ValueError(
-                f"No singular values for symbol(s) {', '.join(unknown) or '(none given)'}; "
-                f"the most frequent are: {known}"
+                missing.format(
+                    unknown=", ".join(unknown) or "(none given)",
+                    known=", ".join(ranked[:DEFAULT_SYMBOLS]),
+                )
             )
         return names
     if isinstance(symbols, bool) or symbols < 1:
         raise ValueError(f"The number of symbols to draw must be >= 1, not {symbols!r}")
-    return _by_size(spectrum, values)[: int(symbols)]
+    return ranked[: int(symbols)]
 
 
 def plot_spectrum(
@@ -285,18 +295,8 @@ def select_training_symbols(
             name,
         ),
     )
-    if isinstance(symbols, str) or not isinstance(symbols, (int, np.integer)):
-        names = [symbols] if isinstance(symbols, str) else list(symbols)
-        unknown = [name for name in names if name not in split]
-        if unknown or not names:
-            raise ValueError(
-                f"No symbol(s) {', '.join(unknown) or '(none given)'} among those that "
-                f"training split; the most split are: {', '.join(ranked[:DEFAULT_SYMBOLS])}"
-            )
-        return names
-    if isinstance(symbols, bool) or symbols < 1:
-        raise ValueError(f"The number of symbols to draw must be >= 1, not {symbols!r}")
-    return ranked[: int(symbols)]
+    missing = "No symbol(s) {unknown} among those that training split; the most split are: {known}"
+    return _pick(symbols, ranked, missing)
 
 
 def training_figure(

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
+from ..grammar.sparse_weights import SparseWeights
 
 T = TypeVar("T")
 _NO_MASK = np.ones((1, 1, 8), dtype=np.bool_)  # placeholder: kernels take an array either way
@@ -185,8 +186,7 @@ def sparse_blocks(grammar: LPCFG) -> SparseBlocks:
     """The grammar's SparseBlocks."""
     rules, offsets = grammar.binary_rules, grammar.binary_offsets
     sizes = np.diff(offsets)
-    nonzero = grammar.nonzero_binary_weights()
-    rule_of = np.searchsorted(offsets, nonzero.positions, side="right") - 1
+    nonzero, rule_of = _nonzero_cells(grammar)
     counts = np.bincount(rule_of, minlength=len(rules))
     sparse = (counts <= SPARSE_DENSITY * sizes) & (sizes > 1)
     keep = sparse[rule_of]
@@ -221,13 +221,18 @@ def dense_blocks(grammar: LPCFG) -> tuple[np.ndarray, np.ndarray]:
     sizes = np.where(sparse_blocks(grammar).sparse, 0, np.diff(offsets))
     compact = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=compact[1:])
-    nonzero = grammar.binary_sparse
-    rule_of = np.searchsorted(offsets, nonzero.positions, side="right") - 1
+    nonzero, rule_of = _nonzero_cells(grammar)
     keep = sizes[rule_of] > 0
     weights = np.zeros(compact[-1])
     rule_of = rule_of[keep]
     weights[nonzero.positions[keep] - offsets[rule_of] + compact[rule_of]] = nonzero.values[keep]
     return compact, weights
+
+
+def _nonzero_cells(grammar: LPCFG) -> tuple[SparseWeights, np.ndarray]:
+    """The grammar's non-zero binary weights and the rule of each."""
+    nonzero = grammar.nonzero_binary_weights()
+    return nonzero, np.searchsorted(grammar.binary_offsets, nonzero.positions, side="right") - 1
 
 
 def binary_parents(grammar: LPCFG) -> np.ndarray:

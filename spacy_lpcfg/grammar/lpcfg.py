@@ -296,8 +296,7 @@ class LPCFG:
         Built from the non-zero weights: a sparse grammar keeps no dense binary_weights."""
         nonzero = self.nonzero_binary_weights()
         out = np.full(int(self.binary_offsets[-1]), -np.inf)
-        positive = nonzero.values > 0
-        out[nonzero.positions[positive]] = np.log(nonzero.values[positive])
+        out[nonzero.positions] = _log_positive(nonzero.values)
         return _read_only(out)
 
     @functools.cached_property
@@ -394,10 +393,7 @@ class LPCFG:
         if sparse is None:
             weights = getattr(self, f"{kind}_weights")
             length, positions = (len(weights) if weights.ndim == 1 else 0), None
-        else:
-            problem = sparse.check()
-            if problem:
-                raise GrammarError(Errors.E108.format(kind=kind, detail=problem))
+        else:  # its positions were checked when the grammar took them (_frozen_sparse)
             weights, length, positions = sparse.values, sparse.length, sparse.positions
         if offsets.shape != (len(rules) + 1,) or weights.ndim != 1:
             raise GrammarError(
@@ -658,16 +654,13 @@ def _frozen_sparse(weights: SparseWeights) -> SparseWeights:
                 name="binary_weights", found=found, expected="int positions, float values"
             )
         )
-    if positions.size and (positions.min() < 0 or positions.max() >= length):
-        raise GrammarError(
-            Errors.E108.format(kind="binary", detail=f"positions must lie in [0, {length})")
-        )
-    if positions.shape == values.shape and values.ndim == 1:  # else validate() says
-        nonzero = values != 0  # so that equal weights compare equal however given
-        positions, values = positions[nonzero], values[nonzero]
+    problem = SparseWeights(positions, values, int(length)).check()  # before the cast
+    if problem:
+        raise GrammarError(Errors.E108.format(kind="binary", detail=problem))
+    nonzero = values != 0  # so that equal weights compare equal however given
     return SparseWeights(
-        _read_only(np.array(positions, dtype=position_dtype(int(length)))),
-        _read_only(np.array(values, dtype=np.float64)),
+        _read_only(np.array(positions[nonzero], dtype=position_dtype(int(length)))),
+        _read_only(np.array(values[nonzero], dtype=np.float64)),
         int(length),
     )
 

@@ -52,11 +52,11 @@ class SparseWeights:
         if self.positions.ndim != 1 or self.positions.shape != self.values.shape:
             return f"{self.positions.shape} positions for {self.values.shape} values"
         if len(self.positions) and (
-            self.positions[0] < 0
-            or self.positions[-1] >= self.length
-            or (np.diff(self.positions) <= 0).any()
+            self.positions.min() < 0 or self.positions.max() >= self.length
         ):
-            return f"positions must increase within [0, {self.length})"
+            return f"positions must lie in [0, {self.length})"
+        if (np.diff(self.positions) <= 0).any():
+            return "positions must increase"
         return None
 
     def to_dense(self) -> np.ndarray:
