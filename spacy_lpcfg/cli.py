@@ -23,7 +23,7 @@ import typer
 
 from . import defaults
 from .errors import excerpt
-from .recipes import ESTIMATORS, RECIPES, SPLIT_MERGE_ESTIMATORS
+from .recipes import ENSEMBLE_ESTIMATORS, ESTIMATORS, RECIPES, SPLIT_MERGE_ESTIMATORS
 
 app = typer.Typer(
     name="spacy-lpcfg",
@@ -343,9 +343,9 @@ def _training_recipe(ctx: typer.Context, name: str | None):
         base = get_recipe(name) if name is not None else Recipe()
         if (
             given.get("n_models", base.n_models) > 1
-            and given.get("estimator", base.estimator) != "clustering"
+            and given.get("estimator", base.estimator) not in ENSEMBLE_ESTIMATORS
         ):
-            _fail("--n-models needs --estimator clustering (noisy clustering models)")
+            _fail(f"--n-models needs --estimator {' or '.join(ENSEMBLE_ESTIMATORS)}")
         own = [f"--{n.replace('_', '-')}" for n in ("binarization", "v_markov") if n in given]
         own += ["--functions/--no-functions"] if "keep_functions" in given else []
         if own and given.get("estimator", base.estimator) == "combined":
@@ -476,13 +476,17 @@ def _fit_split_merge(
 ):
     """Fit with a checkpoint per cycle (and the cycle chosen on dev trees by EVALB F1)."""
     from .decode import Parser
-    from .estimators.checkpoints import latest_cycle
     from .evaluation import evaluate
 
     folder = _checkpoint_dir(model_dir)
+    n_models = fitter.get_params().get("n_models", 1)
     if resume and not quiet:
-        cycle = latest_cycle(folder)
-        where = f"from cycle {cycle}" if cycle else "from the start: no checkpoint"
+        cycles = _checkpointed_cycles(folder, n_models)
+        if n_models > 1:
+            where = "the seeds from cycles " + ", ".join(str(c or 0) for c in cycles.values())
+        else:
+            cycle = next(iter(cycles.values()))
+            where = f"from cycle {cycle}" if cycle else "from the start: no checkpoint"
         typer.echo(f"resuming {where} ({folder})", err=True)
 
     def dev_f1(model, dev):
@@ -492,19 +496,34 @@ def _fit_split_merge(
     return fitter.fit(trees, dev_trees, resume=resume, dev_scorer=dev_f1).model_
 
 
-def _resume_hint(model_dir: Path) -> None:
-    """After Ctrl-C: which cycle is checkpointed and how to go on."""
+def _checkpointed_cycles(folder: Path, n_models: int) -> dict[str, int | None]:
+    """The last complete cycle in a checkpoint folder (by its name), or for a product
+    (``n_models`` > 1) in each of its seeds' folders (``seed0``...); None: none complete."""
     from .estimators.checkpoints import latest_cycle
+    from .estimators.seed_product import SEED_FOLDER
 
-    cycle = latest_cycle(_checkpoint_dir(model_dir))
-    if cycle is None:
+    if n_models == 1:
+        return {folder.name: latest_cycle(folder)}
+    seeds = [SEED_FOLDER.format(k) for k in range(n_models)]
+    return {seed: latest_cycle(folder / seed) for seed in seeds}
+
+
+def _resume_hint(model_dir: Path, n_models: int) -> None:
+    """After Ctrl-C: which cycle is checkpointed and how to go on."""
+    folder = _checkpoint_dir(model_dir)
+    cycles = _checkpointed_cycles(folder, n_models)
+    if all(cycle is None for cycle in cycles.values()):
         typer.echo("no split-merge cycle was complete: nothing to resume", err=True)
         return
+    if n_models > 1:
+        done = ", ".join(f"{name}: {cycle or 'none'}" for name, cycle in cycles.items())
+        what = f"the last complete cycles ({done}) are"
+    else:
+        what = f"cycle {cycles[folder.name]} is"
     command = " ".join(sys.argv[1:]) if sys.argv[1:2] == ["train"] else "train ..."
     resume = "" if "--resume" in sys.argv else " --resume"
     typer.echo(
-        f"cycle {cycle} is checkpointed in {_checkpoint_dir(model_dir)}; go on from it with: "
-        f"spacy-lpcfg {command}{resume}",
+        f"{what} checkpointed in {folder}; go on from there with: spacy-lpcfg {command}{resume}",
         err=True,
     )
 
@@ -562,7 +581,9 @@ def train(
         f"clustering: {defaults.CLUSTERING.n_states}).",
     ),
     random_state: int = typer.Option(
-        defaults.LATENT.random_state, "--random-state", help="Seed (spectral, clustering)."
+        defaults.LATENT.random_state,
+        "--random-state",
+        help="Seed (spectral, clustering, split_merge).",
     ),
     n_cycles: int | None = typer.Option(
         None,
@@ -586,7 +607,16 @@ def train(
         show_default=False,
     ),
     n_models: int = typer.Option(
-        1, "--n-models", help="Noisy clustering models decoded together (clustering)."
+        1,
+        "--n-models",
+        help="Models decoded together: noisy clustering models (clustering), or split-merge "
+        "grammars from seeds RANDOM_STATE, RANDOM_STATE + 1... (split_merge, clone_some).",
+    ),
+    n_jobs: int = typer.Option(
+        1,
+        "--n-jobs",
+        help="split_merge: E-step workers (threads); with --n-models, seeds trained at "
+        "once (one process each).",
     ),
     noise: str = typer.Option(
         defaults.NOISE.noise,
@@ -644,6 +674,10 @@ def train(
     chosen = _training_recipe(ctx, recipe)
     if (resume or dev is not None) and chosen.estimator not in SPLIT_MERGE_ESTIMATORS:
         _fail("--resume and --dev are options of --estimator split_merge and clone_some", 2)
+    if n_jobs != 1 and chosen.estimator not in SPLIT_MERGE_ESTIMATORS:
+        _fail("--n-jobs is an option of --estimator split_merge and clone_some", 2)
+    if n_jobs < 1:
+        _fail(f"--n-jobs must be at least 1, not {n_jobs}", 2)
     _check_output_dir(model_dir)
     try:
         _check_replaceable(model_dir)  # a directory that is not a model is never replaced
@@ -655,6 +689,8 @@ def train(
             trees, scheme = _read_training_trees(corpus, split, data_dir, encoding, limit)
             spec = chosen.transform_spec(scheme, language, head_rules)
             fitter = chosen.make_estimator(spec, language)
+            if chosen.estimator in SPLIT_MERGE_ESTIMATORS:
+                fitter.set_params(n_jobs=n_jobs)
             start = time.perf_counter()
             if chosen.estimator in SPLIT_MERGE_ESTIMATORS:
                 dev_trees = None if dev is None else _read_dev(dev, corpus, data_dir, encoding)
@@ -672,7 +708,7 @@ def train(
         # to_disk cleans up after itself: the previous model (if any) is untouched
         typer.echo(f"interrupted: no model written, {model_dir} is as it was", err=True)
         if chosen.estimator in SPLIT_MERGE_ESTIMATORS:
-            _resume_hint(model_dir)
+            _resume_hint(model_dir, chosen.n_models)
         raise typer.Exit(130) from None
     except _input_errors() as err:
         _fail(str(err))

@@ -97,6 +97,51 @@ def test_resume_refuses_the_checkpoint_of_other_options(tmp_path, train_args, mo
     assert not out.exists()
 
 
+def test_a_product_checkpoints_its_seeds_and_resumes_each(tmp_path, train_args, monkeypatch):
+    """--n-models 2: Ctrl-C in the second seed names each seed's last cycle; --resume
+    finishes the model an uninterrupted run trains (the first seed's is seed 0's)."""
+    options = ("--n-cycles", "1", "--n-models", "2")
+    whole = tmp_path / "whole"
+    assert _train(whole, train_args, *options).exit_code == 0
+    single = tmp_path / "single"
+    assert _train(single, train_args, "--n-cycles", "1").exit_code == 0
+    assert ParsingModel.from_disk(whole).grammar == ParsingModel.from_disk(single).grammar
+
+    out = tmp_path / "model"
+    calls = []
+    merge_losses = ShardedTreebank.merge_losses
+
+    def interrupted(self, *args):
+        calls.append(1)
+        if len(calls) == 2:  # the second seed's first cycle
+            raise KeyboardInterrupt
+        return merge_losses(self, *args)
+
+    monkeypatch.setattr(ShardedTreebank, "merge_losses", interrupted)
+    result = _train(out, train_args, *options)
+    assert result.exit_code == 130, result.output
+    folder = _checkpoint_dir(out)
+    message = " ".join(result.stderr.split())  # the console wraps long lines
+    assert f"the last complete cycles (seed0: 1, seed1: none) are checkpointed in {folder}" in (
+        message
+    )
+    monkeypatch.undo()
+    result = _train(out, train_args, *options, "--resume", "--n-jobs", "2")
+    assert result.exit_code == 0, result.output
+    assert ParsingModel.from_disk(out).to_bytes() == ParsingModel.from_disk(whole).to_bytes()
+
+
+def test_n_jobs_needs_split_merge_and_a_worker(tmp_path, train_args):
+    corpus, *rest = train_args
+    result = _invoke("train", corpus, tmp_path / "m", "--estimator", "mle", *rest, "--n-jobs", "2")
+    assert result.exit_code == 2 and "--n-jobs is an option of --estimator split_merge" in (
+        result.stderr
+    )
+    result = _train(tmp_path / "m", train_args, "--n-jobs", "0")
+    assert result.exit_code == 2 and "--n-jobs must be at least 1, not 0" in result.stderr
+    assert not (tmp_path / "m").exists()
+
+
 def test_resume_and_dev_are_split_merge_options(tmp_path, train_args):
     corpus, *rest = train_args
     for option in (["--resume"], ["--dev", "dev"]):

@@ -17,6 +17,7 @@ from spacy_lpcfg import defaults
 from spacy_lpcfg.cli import app
 from spacy_lpcfg.estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
 from spacy_lpcfg.estimators.noise import NoisyEnsemble
+from spacy_lpcfg.estimators.seed_product import SeedProduct
 from spacy_lpcfg.grammar.lexicon import Lexicon
 from spacy_lpcfg.recipes import Recipe
 from spacy_lpcfg.trees.transforms import TransformSpec
@@ -35,6 +36,7 @@ REGISTERED = {
     "spacy_lpcfg.SpectralEstimator.v1": SpectralEstimator,
     "spacy_lpcfg.ClusteringEstimator.v1": ClusteringEstimator,
     "spacy_lpcfg.NoisyEnsemble.v1": NoisyEnsemble,
+    "spacy_lpcfg.SeedProduct.v1": SeedProduct,
 }
 
 
@@ -112,7 +114,7 @@ def test_defaults_registered_functions_have_the_estimators_defaults(name):
     # and the function's estimator, built with no arguments, is the class's default
     made = function().get_params(deep=False)
     expected = REGISTERED[name]().get_params(deep=False)
-    expected.pop("estimator", None)  # NoisyEnsemble.v1 makes its member explicit
+    expected.pop("estimator", None)  # NoisyEnsemble.v1, SeedProduct.v1: members explicit
     assert {key: made[key] for key in expected} == expected, name
 
 

@@ -1,4 +1,5 @@
-"""The latent estimators through the component's config: spectral, clustering, noisy ensembles."""
+"""The latent estimators through the component's config: spectral, clustering, noisy
+ensembles, products of split-merge seeds."""
 
 from __future__ import annotations
 
@@ -32,10 +33,26 @@ ESTIMATORS = {
         "noise_scale": 0.3,
         "estimator": CLUSTERING,
     },
+    # a product of split-merge seeds: its model is an ensemble of split_merge grammars
+    "split_merge": {
+        "@misc": "spacy_lpcfg.SeedProduct.v1",
+        "n_models": 2,
+        "estimator": {
+            "@misc": "spacy_lpcfg.SplitMergeEstimator.v1",
+            "n_cycles": 1,
+            "em_iterations": 5,
+            "merge_em_iterations": 2,
+        },
+    },
 }
 # The component's transforms on the PTB sample, and the decoder "auto" chooses.
 SPEC = TransformSpec(scheme="penn", head_rules="collins")
-DECODERS = {"spectral": "mbr", "clustering": "max_rule", "noisy_clustering": "product_mbr"}
+DECODERS = {
+    "spectral": "mbr",
+    "clustering": "max_rule",
+    "noisy_clustering": "product_mbr",
+    "split_merge": "product_mbr",
+}
 
 
 def parses(docs) -> list:
@@ -62,7 +79,7 @@ def trained(request, ptb_small, gold_examples):
 
 def test_latent_estimators_are_registered_entry_points():
     found = {point.name: point for point in entry_points(group="spacy_misc")}
-    for name in ("SpectralEstimator", "ClusteringEstimator", "NoisyEnsemble"):
+    for name in ("SpectralEstimator", "ClusteringEstimator", "NoisyEnsemble", "SeedProduct"):
         key = f"spacy_lpcfg.{name}.v1"
         assert found[key].load() is registry.misc.get(key)
         assert registry.misc.get(key).__doc__
