@@ -140,10 +140,12 @@ class SplitMergeDefaults:
     dev_sample: int = 300
     n_jobs: int = 1
     n_models: int = 3
-    """Seeds of a product (``SeedProduct``, ``train --estimator split_merge --n-models``):
-    ptb_sample test F1 / speed against the Berkeley parser: 1 seed 85.17 / 2.9x, 2
-    seeds 87.07, 3 seeds 87.43 / 2.5x, 4 seeds 87.31, 8 seeds 87.60 / 1.5x (dev: 86.05,
-    88.52, 88.71, 88.66, 89.15). 3 is the most accurate on dev at twice its speed."""
+    """Seeds of a product (``SeedProduct``, ``train --recipe split_merge_product``).
+    ptb_sample dev / test F1 and speed against the Berkeley parser (median of six
+    ``race.sh`` runs, BENCHMARKS.md "seed_products"): 1 seed 86.05 / 85.17, 2 seeds
+    88.52 / 87.07 at 2.35x, 3 seeds 88.71 / 87.43 at 2.18x, 4 seeds 88.66 / 87.31 at
+    1.83x, 8 seeds 89.15 / 87.60 at 1.39x: 3 is the best on dev of the products that
+    parse at least twice as fast as the Berkeley parser."""
     binarization: str = "right"
     h_markov: int | None = 0
     v_markov: int = 1
