@@ -114,7 +114,7 @@ def inside_outside(
     sparse = sparse_blocks(grammar).kernel_arguments()
     dense_offsets, dense_weights = dense_blocks(grammar)
     (table, cell_first, cell_count, symbols, starts, ends, offsets, exponents,
-     values) = latent_inside(
+     values, start_bits, end_bits) = latent_inside(
         n, grammar.n_states, grammar.max_states,
         grammar.binary_rules, dense_offsets, dense_weights, grammar.binary_parent_offsets,
         binary_parents(grammar), *sparse,
@@ -134,7 +134,7 @@ def inside_outside(
         grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
         table, cell_first, cell_count, symbols, offsets, exponents, values,
-        z_mantissa, exponents[top], rule_posteriors,
+        start_bits, end_bits, z_mantissa, exponents[top], rule_posteriors,
     )  # fmt: skip
     return _posteriors(n, z_mantissa, exponents[top], symbols, starts, ends, outside)
 

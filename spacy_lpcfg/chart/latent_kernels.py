@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from .mask_scan import masked_members
+from .one_state_kernels import _pop_split
 from .scaled import EMPTY, FAST_MATH, accumulate, grow, normalise, times_pow2
 
 NO_ITEM = -1
@@ -50,7 +51,9 @@ def latent_inside(
 
     RETURNS (table int32 (n+1, n+1, S), cell_first int64 (n+1, n+1), cell_count int64
         (n+1, n+1), item_symbols int32[N], item_starts int32[N], item_ends int32[N],
-        item_offsets int64[N], inside_exponents int64[N], inside_values float64[...]).
+        item_offsets int64[N], inside_exponents int64[N], inside_values float64[...],
+        starts uint64 (n+1, S, W), ends uint64 (n+1, S, W)): bit k of starts[i, a]
+        (word k // 64) says item (a, i, k) exists, of ends[j, a] that (a, k, j) does.
     """
     n_symbols = n_states.shape[0]
     table = np.full((n + 1, n + 1, n_symbols), NO_ITEM, np.int32)
@@ -69,8 +72,14 @@ def latent_inside(
     cell_exponents = np.full(n_symbols, EMPTY, np.int64)
     cell_live = np.zeros(n_symbols, np.bool_)
     touched = np.empty(n_symbols, np.int32)
-    left_any = np.zeros(n_symbols, np.bool_)
-    right_any = np.zeros(n_symbols, np.bool_)
+    # Bit k of starts[i, a] (word k // 64): an item (a, i, k) exists; of ends[j, a]: an
+    # item (a, k, j) exists. Cells are built by width, so when (i, j) is, those are the
+    # narrower ones, and the AND of a left and a right child's words is the rule's
+    # splits: one AND instead of a scan of every split, and only the splits where
+    # both children exist.
+    n_words = n // 64 + 1
+    starts = np.zeros((n + 1, n_symbols, n_words), np.uint64)
+    ends = np.zeros((n + 1, n_symbols, n_words), np.uint64)
     outer = np.zeros(max_states * max_states)  # (m_b, m_c) flattened
     contracted = np.empty(max_states)
     parents = np.empty(n_symbols, np.int32)
@@ -95,12 +104,6 @@ def latent_inside(
                         n_touched += 1
                     lex += 1
             else:
-                # Which symbols occur in some left / right sub-cell: skips most rules cheaply.
-                for k in range(i + 1, j):
-                    for item in range(cell_first[i, k], cell_first[i, k] + cell_count[i, k]):
-                        left_any[item_symbols[item]] = True
-                    for item in range(cell_first[k, j], cell_first[k, j] + cell_count[k, j]):
-                        right_any[item_symbols[item]] = True
                 n_parents = _allowed_parents(
                     i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
                     column_members, parents,
@@ -111,18 +114,17 @@ def latent_inside(
                     for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                         b = binary_rules[r, 1]
                         c = binary_rules[r, 2]
-                        if not (left_any[b] and right_any[c]):
-                            continue
                         found = False
                         top = EMPTY
-                        for k in range(i + 1, j):
-                            left = table[i, k, b]
-                            right = table[k, j, c]
-                            if left < 0 or right < 0:
-                                continue
-                            found = True
-                            if exponents[left] != EMPTY and exponents[right] != EMPTY:
-                                top = max(top, exponents[left] + exponents[right])
+                        for w in range(n_words):
+                            word = starts[i, b, w] & ends[j, c, w]
+                            while word:
+                                k, word = _pop_split(word, w)
+                                left = table[i, k, b]
+                                right = table[k, j, c]
+                                found = True
+                                if exponents[left] != EMPTY and exponents[right] != EMPTY:
+                                    top = max(top, exponents[left] + exponents[right])
                         if not found:
                             continue
                         if not cell_live[a]:
@@ -141,38 +143,36 @@ def latent_inside(
                                 contracted[h1] = 0.0
                         else:
                             outer[: size_b * size_c] = 0.0
-                        for k in range(i + 1, j):
-                            left = table[i, k, b]
-                            right = table[k, j, c]
-                            if (
-                                left < 0
-                                or right < 0
-                                or exponents[left] == EMPTY
-                                or exponents[right] == EMPTY
-                            ):
-                                continue
-                            factor = times_pow2(1.0, exponents[left] + exponents[right] - top)
-                            if factor == 0.0:
-                                continue
-                            base_b = item_offsets[left]
-                            base_c = item_offsets[right]
-                            if direct:
-                                inside_b = values[base_b : base_b + size_b]
+                        for w in range(n_words):
+                            word = starts[i, b, w] & ends[j, c, w]
+                            while word:
+                                k, word = _pop_split(word, w)
+                                left = table[i, k, b]
+                                right = table[k, j, c]
+                                if exponents[left] == EMPTY or exponents[right] == EMPTY:
+                                    continue
+                                factor = times_pow2(1.0, exponents[left] + exponents[right] - top)
+                                if factor == 0.0:
+                                    continue
+                                base_b = item_offsets[left]
+                                base_c = item_offsets[right]
+                                if direct:
+                                    inside_b = values[base_b : base_b + size_b]
+                                    inside_c = values[base_c : base_c + size_c]
+                                    for cell in range(first_cell, last_cell):
+                                        contracted[sparse_parent_states[cell]] += (
+                                            sparse_weights[cell]
+                                            * factor
+                                            * inside_b[sparse_left_states[cell]]
+                                            * inside_c[sparse_right_states[cell]]
+                                        )
+                                    continue
                                 inside_c = values[base_c : base_c + size_c]
-                                for cell in range(first_cell, last_cell):
-                                    contracted[sparse_parent_states[cell]] += (
-                                        sparse_weights[cell]
-                                        * factor
-                                        * inside_b[sparse_left_states[cell]]
-                                        * inside_c[sparse_right_states[cell]]
-                                    )
-                                continue
-                            inside_c = values[base_c : base_c + size_c]
-                            for h2 in range(size_b):
-                                x = values[base_b + h2] * factor
-                                row_bc = outer[h2 * size_c : (h2 + 1) * size_c]
-                                for h3 in range(size_c):
-                                    row_bc[h3] += x * inside_c[h3]
+                                for h2 in range(size_b):
+                                    x = values[base_b + h2] * factor
+                                    row_bc = outer[h2 * size_c : (h2 + 1) * size_c]
+                                    for h3 in range(size_c):
+                                        row_bc[h3] += x * inside_c[h3]
                         # Contract with the tensor: one dot product of length m_b * m_c per
                         # parent state, or one product per non-zero cell (done above when
                         # direct).
@@ -205,11 +205,6 @@ def latent_inside(
                                 contracted,
                                 top + shift,
                             )
-                for k in range(i + 1, j):
-                    for item in range(cell_first[i, k], cell_first[i, k] + cell_count[i, k]):
-                        left_any[item_symbols[item]] = False
-                    for item in range(cell_first[k, j], cell_first[k, j] + cell_count[k, j]):
-                        right_any[item_symbols[item]] = False
             # Unary closure: parents in topological order, so chains are summed exactly.
             for p in unary_parent_order:
                 if has_mask and not mask[i, j, columns[p]]:
@@ -255,6 +250,8 @@ def latent_inside(
                 a = touched[t]
                 size = n_states[a]
                 table[i, j, a] = n_items
+                starts[i, a, j // 64] |= np.uint64(1) << np.uint64(j % 64)
+                ends[j, a, i // 64] |= np.uint64(1) << np.uint64(i % 64)
                 item_symbols[n_items] = a
                 item_starts[n_items] = i
                 item_ends[n_items] = j
@@ -276,6 +273,8 @@ def latent_inside(
         item_offsets[:n_items],
         exponents[:n_items],
         values[:n_values],
+        starts,
+        ends,
     )
 
 
@@ -306,14 +305,15 @@ def latent_outside(
     sparse_left_states, sparse_right_states, sparse_weights,
     unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
     table, cell_first, cell_count, item_symbols, item_offsets, inside_exponents, inside_values,
-    z_mantissa, z_exponent, with_rules,
+    starts, ends, z_mantissa, z_exponent, with_rules,
 ):  # fmt: skip
     """Outside pass, pushing from each finished parent item to its children, with
     marginals and (if `with_rules`) anchored rule posteriors, all divided by Z.
 
     For a parent item and rule a -> b c it forms V[h2, h3] = sum_h1 out_a[h1] T[h1, h2, h3]
     once, then per split: out_b += V in_c, out_c += V^T in_b and the posterior
-    (V in_c) . in_b, so each split costs O(m^2).
+    (V in_c) . in_b, so each split costs O(m^2). The splits are the bits set in both
+    the inside pass's ``starts[i, b]`` and ``ends[j, c]``.
 
     RETURNS (marginals float64[N], binary posteriors (rules int32, starts int32, splits
         int32, ends int32, scores float64, items int32 (K, 3): parent, left and right
@@ -321,6 +321,7 @@ def latent_outside(
         items int32 (K, 2): parent and child item)).
     """
     n_items = item_symbols.shape[0]
+    n_words = starts.shape[2]
     out_values = np.zeros(inside_values.shape[0])
     out_exponents = np.full(n_items, EMPTY, np.int64)
     top_item = table[0, n, root]
@@ -431,10 +432,8 @@ def latent_outside(
                     b = binary_rules[r, 1]
                     c = binary_rules[r, 2]
                     found = False
-                    for k in range(i + 1, j):
-                        if table[i, k, b] >= 0 and table[k, j, c] >= 0:
-                            found = True
-                            break
+                    for w in range(n_words):
+                        found = found or (starts[i, b, w] & ends[j, c, w]) != 0
                     if not found:
                         continue
                     size_b = n_states[b]
@@ -470,85 +469,86 @@ def latent_outside(
                     if shift_v == EMPTY:
                         continue
                     exponent_v = out_exponents[parent] + shift_v
-                    for k in range(i + 1, j):
-                        left = table[i, k, b]
-                        right = table[k, j, c]
-                        if left < 0 or right < 0:
-                            continue
-                        exponent_b = inside_exponents[left]
-                        exponent_c = inside_exponents[right]
-                        base_b = item_offsets[left]
-                        base_c = item_offsets[right]
-                        if exponent_c != EMPTY:
-                            if direct:
-                                for h2 in range(size_b):
-                                    left_vector[h2] = 0.0
-                                inside_c = inside_values[base_c : base_c + size_c]
-                                for cell in range(n_cells):
-                                    left_vector[sparse_left_states[first_cell + cell]] += (
-                                        cell_values[cell]
-                                        * inside_c[sparse_right_states[first_cell + cell]]
-                                    )
-                            else:
-                                inside_c = inside_values[base_c : base_c + size_c]
-                                for h2 in range(size_b):
-                                    row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
-                                    total = 0.0
-                                    for h3 in range(size_c):
-                                        total += row_bc[h3] * inside_c[h3]
-                                    left_vector[h2] = total
-                            shift = normalise(left_vector, size_b)
-                            if shift != EMPTY:
-                                exponent = exponent_v + exponent_c + shift
-                                if with_rules and exponent_b != EMPTY:
-                                    total = 0.0
+                    for w in range(n_words):
+                        word = starts[i, b, w] & ends[j, c, w]
+                        while word:
+                            k, word = _pop_split(word, w)
+                            left = table[i, k, b]
+                            right = table[k, j, c]
+                            exponent_b = inside_exponents[left]
+                            exponent_c = inside_exponents[right]
+                            base_b = item_offsets[left]
+                            base_c = item_offsets[right]
+                            if exponent_c != EMPTY:
+                                if direct:
                                     for h2 in range(size_b):
-                                        total += left_vector[h2] * inside_values[base_b + h2]
-                                    b_rule[n_binary] = r
-                                    b_start[n_binary] = i
-                                    b_split[n_binary] = k
-                                    b_end[n_binary] = j
-                                    b_items[3 * n_binary] = parent
-                                    b_items[3 * n_binary + 1] = left
-                                    b_items[3 * n_binary + 2] = right
-                                    b_score[n_binary] = times_pow2(
-                                        total / z_mantissa, exponent + exponent_b - z_exponent
+                                        left_vector[h2] = 0.0
+                                    inside_c = inside_values[base_c : base_c + size_c]
+                                    for cell in range(n_cells):
+                                        left_vector[sparse_left_states[first_cell + cell]] += (
+                                            cell_values[cell]
+                                            * inside_c[sparse_right_states[first_cell + cell]]
+                                        )
+                                else:
+                                    inside_c = inside_values[base_c : base_c + size_c]
+                                    for h2 in range(size_b):
+                                        row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
+                                        total = 0.0
+                                        for h3 in range(size_c):
+                                            total += row_bc[h3] * inside_c[h3]
+                                        left_vector[h2] = total
+                                shift = normalise(left_vector, size_b)
+                                if shift != EMPTY:
+                                    exponent = exponent_v + exponent_c + shift
+                                    if with_rules and exponent_b != EMPTY:
+                                        total = 0.0
+                                        for h2 in range(size_b):
+                                            total += left_vector[h2] * inside_values[base_b + h2]
+                                        b_rule[n_binary] = r
+                                        b_start[n_binary] = i
+                                        b_split[n_binary] = k
+                                        b_end[n_binary] = j
+                                        b_items[3 * n_binary] = parent
+                                        b_items[3 * n_binary + 1] = left
+                                        b_items[3 * n_binary + 2] = right
+                                        b_score[n_binary] = times_pow2(
+                                            total / z_mantissa, exponent + exponent_b - z_exponent
+                                        )
+                                        n_binary += 1
+                                    out_exponents[left] = accumulate(
+                                        out_values,
+                                        base_b,
+                                        size_b,
+                                        out_exponents[left],
+                                        left_vector,
+                                        exponent,
                                     )
-                                    n_binary += 1
-                                out_exponents[left] = accumulate(
-                                    out_values,
-                                    base_b,
-                                    size_b,
-                                    out_exponents[left],
-                                    left_vector,
-                                    exponent,
-                                )
-                        if exponent_b != EMPTY:
-                            for h3 in range(size_c):
-                                right_vector[h3] = 0.0
-                            if direct:
-                                inside_b = inside_values[base_b : base_b + size_b]
-                                for cell in range(n_cells):
-                                    right_vector[sparse_right_states[first_cell + cell]] += (
-                                        cell_values[cell]
-                                        * inside_b[sparse_left_states[first_cell + cell]]
+                            if exponent_b != EMPTY:
+                                for h3 in range(size_c):
+                                    right_vector[h3] = 0.0
+                                if direct:
+                                    inside_b = inside_values[base_b : base_b + size_b]
+                                    for cell in range(n_cells):
+                                        right_vector[sparse_right_states[first_cell + cell]] += (
+                                            cell_values[cell]
+                                            * inside_b[sparse_left_states[first_cell + cell]]
+                                        )
+                                else:
+                                    for h2 in range(size_b):
+                                        x = inside_values[base_b + h2]
+                                        row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
+                                        for h3 in range(size_c):
+                                            right_vector[h3] += x * row_bc[h3]
+                                shift = normalise(right_vector, size_c)
+                                if shift != EMPTY:
+                                    out_exponents[right] = accumulate(
+                                        out_values,
+                                        base_c,
+                                        size_c,
+                                        out_exponents[right],
+                                        right_vector,
+                                        exponent_v + exponent_b + shift,
                                     )
-                            else:
-                                for h2 in range(size_b):
-                                    x = inside_values[base_b + h2]
-                                    row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
-                                    for h3 in range(size_c):
-                                        right_vector[h3] += x * row_bc[h3]
-                            shift = normalise(right_vector, size_c)
-                            if shift != EMPTY:
-                                out_exponents[right] = accumulate(
-                                    out_values,
-                                    base_c,
-                                    size_c,
-                                    out_exponents[right],
-                                    right_vector,
-                                    exponent_v + exponent_b + shift,
-                                )
     marginals = np.zeros(n_items)
     for item in range(n_items):
         if out_exponents[item] == EMPTY or inside_exponents[item] == EMPTY:
