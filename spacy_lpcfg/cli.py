@@ -475,8 +475,7 @@ def _fit_split_merge(
     fitter, trees, dev_trees, model_dir: Path, resume: bool, scheme: str, quiet: bool
 ):
     """Fit with a checkpoint per cycle (and the cycle chosen on dev trees by EVALB F1)."""
-    from .decode import Parser
-    from .evaluation import evaluate
+    from .estimators.split_merge import f1_scorer
 
     folder = _checkpoint_dir(model_dir)
     n_models = fitter.get_params().get("n_models", 1)
@@ -489,11 +488,8 @@ def _fit_split_merge(
             where = f"from cycle {cycle}" if cycle else "from the start: no checkpoint"
         typer.echo(f"resuming {where} ({folder})", err=True)
 
-    def dev_f1(model, dev):
-        return evaluate(Parser(model), dev, scheme=scheme).fscore
-
     fitter.set_params(checkpoint_dir=str(folder))
-    return fitter.fit(trees, dev_trees, resume=resume, dev_scorer=dev_f1).model_
+    return fitter.fit(trees, dev_trees, resume=resume, dev_scorer=f1_scorer(scheme)).model_
 
 
 def _checkpointed_cycles(folder: Path, n_models: int) -> dict[str, int | None]:

@@ -272,6 +272,12 @@ class Errors(metaclass=_CodedMessages):
         "CORPUS MODEL_DIR --function-labeller), or leave 'model' unset to fit both in "
         "initialize."
     )
+    E516 = (
+        "'{name}' got a dev_corpus, but its estimator {estimator} does not choose on dev "
+        "trees (split-merge estimators do): remove dev_corpus from "
+        "[initialize.components.{name}]."
+    )
+    E517 = "'{name}' needs the pipeline (nlp) to read its dev_corpus in initialize."
     # Tree pictures (E700-E719)
     E700 = "Unknown picture option(s): {names}. Options: {known}"
     E701 = "Invalid value {value} for picture option '{name}': expected {expected}."

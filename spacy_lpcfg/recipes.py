@@ -215,7 +215,7 @@ what ``train --estimator split_merge`` fits unless transforms are given."""
 
 SPLIT_MERGE_PRODUCT_RECIPE = replace(SPLIT_MERGE_RECIPE, n_models=SPLIT_MERGE.n_models)
 """The product of split-merge grammars from seeds 0, 1, 2 (``SeedProduct``): on ptb_sample
-87.43 test F1 (the Berkeley parser: 85.64) at 2.2 times the Berkeley parser's speed
+87.43 test F1 (the Berkeley parser: 85.64) at 2.4 times the Berkeley parser's speed
 (``defaults.SplitMergeDefaults.n_models``); no function labels (X-bar trees)."""
 
 CLONE_SOME_RECIPE = replace(SPLIT_MERGE_RECIPE, estimator="clone_some")

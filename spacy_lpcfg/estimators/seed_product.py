@@ -5,8 +5,9 @@ grammars err differently. They share their transforms, symbols, rules and
 vocabulary (those of the training trees), so ``grammar.model.combine_models``
 joins them into one ensemble: pruned once per sentence, the members after the
 first parsing only what it leaves (``decode.charts.member_charts``), decoded by
-``product_mbr``. On ptb_sample, 3 seeds score 87.43 test F1 at 2.2 times the
-Berkeley parser's speed, 8 seeds 87.60 at 1.4 times (BENCHMARKS.md "seed_products").
+``product_mbr``. On ptb_sample, 3 seeds score 87.43 test F1 at 2.4 times the
+Berkeley parser's speed, 8 seeds 87.60 at 1.6 times (BENCHMARKS.md "seed_products",
+"members").
 
 Each seed trains in its own joblib process (``n_jobs`` at a time): one fit is
 single-threaded, and a process keeps each seed's memory apart.

@@ -29,6 +29,7 @@ retokenising afterwards leaves the span group's offsets stale.
 """
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -367,6 +368,7 @@ class LPCFGParser(Pipe):
         split: str = "train",
         data_dir: Path | None = None,
         limit: int = 0,
+        dev_corpus: Callable[[Language], Iterable[Example]] | None = None,
     ) -> None:
         """Fit the grammar on the training data, or read the ``model`` directory if
         one is configured (then the data is not used).
@@ -380,7 +382,12 @@ class LPCFGParser(Pipe):
         split (str): the split of a named ``treebank``. Defaults to "train".
         data_dir (Path | None): the treebank data directory (default: $SPACY_LPCFG_DATA).
         limit (int): train on the first ``limit`` trees only (0: all).
-        RAISES ValueError: no training trees, or trees without tags.
+        dev_corpus (Callable[[Language], Iterable[Example]] | None): dev Examples (a
+            corpus reader such as ``spacy.Corpus.v1`` with ``path = ${paths.dev}``) for
+            the estimators that choose on dev trees: split-merge keeps the cycle whose
+            grammar parses them best (EVALB F1).
+        RAISES ValueError: no training trees, trees without tags, or a dev_corpus for
+            an estimator that does not use dev trees.
         """
         if self.model_path is not None:
             from ..grammar.model import ParsingModel
@@ -400,7 +407,12 @@ class LPCFGParser(Pipe):
         if not trees:
             raise ValueError(Errors.E503.format(name=self.name, key=self.spans_key))
         language = nlp.lang if nlp is not None else self.vocab.lang
-        model = self._fitted_estimator(trees, scheme, language).model_
+        dev_trees = None
+        if dev_corpus is not None:
+            if nlp is None:
+                raise ValueError(Errors.E517.format(name=self.name))
+            dev_trees, _ = self._training_trees(dev_corpus(nlp))
+        model = self._fitted_estimator(trees, scheme, language, dev_trees).model_
         if self.function_labeller is not False:
             model = self._with_labeller(model, trees)
         self._set_model(model)
@@ -436,7 +448,9 @@ class LPCFGParser(Pipe):
             raise ValueError(Errors.E507.format(schemes=", ".join(sorted(schemes))))
         return trees, schemes.pop() if schemes else "penn"
 
-    def _fitted_estimator(self, trees: list[Tree], scheme: str, language: str) -> Any:
+    def _fitted_estimator(
+        self, trees: list[Tree], scheme: str, language: str, dev_trees: list[Tree] | None = None
+    ) -> Any:
         from ..estimators import clone
 
         if self.estimator is None:
@@ -453,7 +467,14 @@ class LPCFGParser(Pipe):
         settings.update(
             (name, language) for name in params if name.rpartition("__")[2] == "language"
         )
-        return estimator.set_params(**settings).fit(trees)
+        estimator.set_params(**settings)
+        if dev_trees is None:
+            return estimator.fit(trees)
+        if "dev_scorer" not in inspect.signature(estimator.fit).parameters:
+            raise ValueError(Errors.E516.format(name=self.name, estimator=type(estimator).__name__))
+        from ..estimators.split_merge import f1_scorer
+
+        return estimator.fit(trees, dev_trees, dev_scorer=f1_scorer(scheme))
 
     # Parsing -------------------------------------------------------------------
 

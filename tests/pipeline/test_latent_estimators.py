@@ -224,3 +224,46 @@ def test_latent_estimators_project_ensemble_config_is_the_recommended_recipe():
     assert ensemble.estimator.n_states == 16
     transforms = parser.transforms  # the config names the recipe's transforms
     assert transforms["v_markov"] == 1 and transforms["keep_functions"] is True
+
+
+SPLIT_MERGE = {
+    "@misc": "spacy_lpcfg.SplitMergeEstimator.v1",
+    "n_cycles": 2,
+    "em_iterations": 5,
+    "merge_em_iterations": 2,
+}
+
+
+def test_a_dev_corpus_chooses_the_split_merge_cycle(ptb_small, gold_examples, data_dir):
+    """[initialize.components.lpcfg_parser.dev_corpus], a reader block: split-merge parses
+    the dev Docs after each cycle and keeps the best cycle, as `train --dev` does."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lpcfg_parser", config={"estimator": SPLIT_MERGE})
+    nlp.config["initialize"]["components"]["lpcfg_parser"] = {
+        "dev_corpus": {
+            "@readers": "spacy_lpcfg.TreebankCorpus.v1",
+            "path": "ptb_sample",
+            "split": "dev",
+            "data_dir": str(data_dir),
+            "limit": 10,
+        }
+    }
+    examples = gold_examples(nlp, ptb_small[0][:120])
+    nlp.initialize(lambda: examples)
+    history = nlp.get_pipe("lpcfg_parser").parsing_model.training["history"]
+    scores = history["dev_f1"]
+    assert len(scores) == 2 and all(0 < score <= 100 for score in scores)
+    assert history["best_cycle"] == 1 + scores.index(max(scores))
+
+
+def test_a_dev_corpus_needs_an_estimator_that_uses_it(ptb_small, gold_examples):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lpcfg_parser", config={"estimator": ESTIMATORS["clustering"]})
+    train, dev = ptb_small
+    examples = gold_examples(nlp, train[:50])
+    with pytest.raises(ValueError, match=r"E516.*ClusteringEstimator"):
+        nlp.get_pipe("lpcfg_parser").initialize(
+            lambda: examples, nlp=nlp, dev_corpus=lambda pipeline: gold_examples(pipeline, dev)
+        )
+    with pytest.raises(ValueError, match="E517"):
+        nlp.get_pipe("lpcfg_parser").initialize(lambda: examples, dev_corpus=lambda _: [])
