@@ -146,7 +146,7 @@ class SplitMergeDefaults:
     88.52 / 87.07 at 2.35x, 3 seeds 88.71 / 87.43 at 2.18x, 4 seeds 88.66 / 87.31 at
     1.83x, 8 seeds 89.15 / 87.60 at 1.39x: 3 is the best on dev of the products that
     parse at least twice as fast as the Berkeley parser (since the latent kernels' split
-    bitsets: 3 seeds 2.44x, 8 seeds 1.57x, "members")."""
+    bitsets: 3 seeds 2.40x, 8 seeds 1.57x, "members")."""
     binarization: str = "right"
     h_markov: int | None = 0
     v_markov: int = 1
