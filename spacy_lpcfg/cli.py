@@ -475,7 +475,8 @@ def _fit_split_merge(
     fitter, trees, dev_trees, model_dir: Path, resume: bool, scheme: str, quiet: bool
 ):
     """Fit with a checkpoint per cycle (and the cycle chosen on dev trees by EVALB F1)."""
-    from .estimators.split_merge import f1_scorer
+    from .decode import Parser
+    from .evaluation.parsing import f1_scorer
 
     folder = _checkpoint_dir(model_dir)
     n_models = fitter.get_params().get("n_models", 1)
@@ -489,7 +490,7 @@ def _fit_split_merge(
         typer.echo(f"resuming {where} ({folder})", err=True)
 
     fitter.set_params(checkpoint_dir=str(folder))
-    return fitter.fit(trees, dev_trees, resume=resume, dev_scorer=f1_scorer(scheme)).model_
+    return fitter.fit(trees, dev_trees, resume=resume, dev_scorer=f1_scorer(Parser, scheme)).model_
 
 
 def _checkpointed_cycles(folder: Path, n_models: int) -> dict[str, int | None]:

@@ -85,7 +85,8 @@ class SeedProduct(BaseEstimator):
         folder = None
         if self.checkpoint_dir is not None:
             folder = str(Path(self.checkpoint_dir) / SEED_FOLDER.format(index))
-        return member.set_params(random_state=seed, checkpoint_dir=folder)
+        member.set_params(random_state=seed, checkpoint_dir=folder)
+        return member
 
     def fit(
         self,

@@ -690,19 +690,6 @@ class SplitMergeEstimator(TreebankEstimator):
 DevScorer = Callable[[ParsingModel, list[Tree]], float]
 
 
-def f1_scorer(scheme: str = "penn") -> DevScorer:
-    """The usual ``dev_scorer``: the EVALB F1 of the model's parses of the dev trees
-    (default Parser; trees in the label scheme ``scheme``)."""
-
-    def score(model: ParsingModel, dev: list[Tree]) -> float:
-        from ..decode import Parser
-        from ..evaluation import evaluate
-
-        return evaluate(Parser(model), dev, scheme=scheme).fscore
-
-    return score
-
-
 # Parameters that say where training runs, not what it learns: not in a checkpoint's
 # fingerprint (the shards of n_jobs change the sums' rounding only); the folder and the
 # cluster (paths, addresses, a client) are not in the model's parameters either.

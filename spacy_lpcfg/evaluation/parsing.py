@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -129,6 +129,22 @@ def score_parses(
         functions=function_scores(gold, parses, scheme, params),
         parses=list(parses),
     )
+
+
+def f1_scorer(
+    make_parser: Callable[[Any], TreeParser], scheme: str = "penn"
+) -> Callable[[Any, Sequence[Tree]], float]:
+    """A model's EVALB F1 on dev trees (what split-merge's ``dev_scorer`` takes).
+
+    make_parser (Callable): builds the parser of a model (``spacy_lpcfg.decode.Parser``).
+    scheme (str): the dev trees' label scheme. Defaults to "penn".
+    RETURNS (Callable[[ParsingModel, Sequence[Tree]], float]): the scorer.
+    """
+
+    def score(model: Any, dev: Sequence[Tree]) -> float:
+        return evaluate(make_parser(model), dev, scheme=scheme).fscore
+
+    return score
 
 
 def evaluate(

@@ -472,9 +472,10 @@ class LPCFGParser(Pipe):
             return estimator.fit(trees)
         if "dev_scorer" not in inspect.signature(estimator.fit).parameters:
             raise ValueError(Errors.E516.format(name=self.name, estimator=type(estimator).__name__))
-        from ..estimators.split_merge import f1_scorer
+        from ..decode import Parser
+        from ..evaluation.parsing import f1_scorer
 
-        return estimator.fit(trees, dev_trees, dev_scorer=f1_scorer(scheme))
+        return estimator.fit(trees, dev_trees, dev_scorer=f1_scorer(Parser, scheme))
 
     # Parsing -------------------------------------------------------------------
 
