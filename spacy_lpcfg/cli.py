@@ -483,7 +483,10 @@ def _fit_split_merge(
     if resume and not quiet:
         cycles = _checkpointed_cycles(folder, n_models)
         if n_models > 1:
-            where = "the seeds from cycles " + ", ".join(str(c or 0) for c in cycles.values())
+            where = "the seeds from " + ", ".join(
+                f"{seed}: cycle {cycle}" if cycle else f"{seed}: the start"
+                for seed, cycle in cycles.items()
+            )
         else:
             cycle = next(iter(cycles.values()))
             where = f"from cycle {cycle}" if cycle else "from the start: no checkpoint"
@@ -661,9 +664,13 @@ def train(
     if function_labels not in defaults.FUNCTION_LABEL_SOURCES:
         choices = ", ".join(defaults.FUNCTION_LABEL_SOURCES)
         _fail(f"--function-labels must be one of {choices}, not {function_labels!r}", 2)
+    if n_jobs < 1:
+        _fail(f"--n-jobs must be at least 1, not {n_jobs}", 2)
     if function_labeller and ctx.params["estimator"] in BRACKETER_NAMES:
         _fail("--function-labeller needs a grammar: the bracketers have no labels", 2)
     if ctx.params["estimator"] in BRACKETER_NAMES:
+        if n_jobs != 1:
+            _fail("--n-jobs is an option of --estimator split_merge and clone_some", 2)
         _train_bracketer(
             ctx.params["estimator"], corpus, model_dir, split, data_dir, encoding, limit, quiet
         )
@@ -673,8 +680,6 @@ def train(
         _fail("--resume and --dev are options of --estimator split_merge and clone_some", 2)
     if n_jobs != 1 and chosen.estimator not in SPLIT_MERGE_ESTIMATORS:
         _fail("--n-jobs is an option of --estimator split_merge and clone_some", 2)
-    if n_jobs < 1:
-        _fail(f"--n-jobs must be at least 1, not {n_jobs}", 2)
     _check_output_dir(model_dir)
     try:
         _check_replaceable(model_dir)  # a directory that is not a model is never replaced
@@ -1144,7 +1149,21 @@ def plot_training(
     except OSError as err:
         _fail(f"cannot write {output}: {err.strerror or err}")
     cycles = len(history["n_states"])
-    typer.echo(f"training history of {cycles} cycles ({source}) -> {written}", err=True)
+    seeds = _product_seeds(source)
+    which = f"{source}, the first of its {seeds} seeds" if seeds > 1 else str(source)
+    typer.echo(f"training history of {cycles} cycles ({which}) -> {written}", err=True)
+
+
+def _product_seeds(model_dir: Path) -> int:
+    """How many grammars a model decodes as one ensemble (a product of seeds; 1 for a
+    checkpoint folder or a single grammar)."""
+    from .grammar.model import CFG, ENSEMBLE
+
+    try:
+        training = json.loads((model_dir / CFG).read_text(encoding="utf8"))["training"]
+        return 1 + len(training.get(ENSEMBLE, ()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return 1
 
 
 def _decode_input(path: Path | None, encoding: str) -> str:

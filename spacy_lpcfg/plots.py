@@ -175,8 +175,9 @@ PHASES = {"split": "EM after splitting", "merge": "smoothed EM after merging"}
 
 def read_training_history(path: str | Path) -> dict[str, Any]:
     """The split-merge training history of a model directory (``training["history"]``
-    in its cfg.json) or of a checkpoint folder (its checkpoint.json: the cycles that
-    a training run, perhaps still going, has completed).
+    in its cfg.json; a product of seeds records its first seed's) or of a checkpoint
+    folder (its checkpoint.json: the cycles that a training run, perhaps still going,
+    has completed; a product's run has one folder per seed, ``seed0``...).
 
     path (str | Path): the model directory or checkpoint folder.
     RETURNS (dict): the history, checked by ``check_history``.
@@ -184,6 +185,7 @@ def read_training_history(path: str | Path) -> dict[str, Any]:
         unreadable model (GrammarError).
     """
     from .estimators.checkpoints import INDEX
+    from .estimators.seed_product import SEED_FOLDER
     from .grammar.model import CFG, ParsingModel
 
     path = Path(path)
@@ -203,6 +205,9 @@ def read_training_history(path: str | Path) -> dict[str, Any]:
         detail = "no such directory" if not path.exists() else "not a directory"
         if path.is_dir():
             detail = f"it holds neither a model's {CFG} nor a checkpoint's {INDEX}"
+            seeds = sorted(p.name for p in path.glob(SEED_FOLDER.format("*")) if p.is_dir())
+            if seeds:  # a product's run: one folder per seed
+                detail = f"it holds the checkpoints of a product's seeds: give one of {seeds}"
         raise ValueError(Errors.E190.format(path=path, detail=detail))
     return check_history(history, path)
 

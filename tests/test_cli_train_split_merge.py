@@ -126,9 +126,29 @@ def test_a_product_checkpoints_its_seeds_and_resumes_each(tmp_path, train_args, 
         message
     )
     monkeypatch.undo()
-    result = _train(out, train_args, *options, "--resume", "--n-jobs", "2")
+    calls.clear()
+
+    def counted(self, *args):
+        calls.append(1)
+        return merge_losses(self, *args)
+
+    monkeypatch.setattr(ShardedTreebank, "merge_losses", counted)
+    result = _train(out, train_args, *options, "--resume")
     assert result.exit_code == 0, result.output
     assert ParsingModel.from_disk(out).to_bytes() == ParsingModel.from_disk(whole).to_bytes()
+    assert len(calls) == 1  # seed 1's cycle only: seed 0's came from its checkpoint
+
+
+def test_a_product_trains_its_seeds_in_processes(tmp_path, train_args):
+    options = ("--n-cycles", "1", "--n-models", "2")
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    assert _train(serial, train_args, *options).exit_code == 0
+    result = _train(parallel, train_args, *options, "--n-jobs", "2")
+    assert result.exit_code == 0, result.output
+    assert ParsingModel.from_disk(parallel).to_bytes() == ParsingModel.from_disk(serial).to_bytes()
+    result = _invoke("plot", "training", parallel, tmp_path / "training.png")
+    assert result.exit_code == 0, result.output
+    assert "the first of its 2 seeds" in " ".join(result.stderr.split())
 
 
 def test_n_jobs_needs_split_merge_and_a_worker(tmp_path, train_args):
@@ -139,6 +159,10 @@ def test_n_jobs_needs_split_merge_and_a_worker(tmp_path, train_args):
     )
     result = _train(tmp_path / "m", train_args, "--n-jobs", "0")
     assert result.exit_code == 2 and "--n-jobs must be at least 1, not 0" in result.stderr
+    result = _invoke(
+        "train", corpus, tmp_path / "m", "--estimator", "right", *rest, "--n-jobs", "2"
+    )
+    assert result.exit_code == 2 and "--n-jobs is an option" in result.stderr
     assert not (tmp_path / "m").exists()
 
 

@@ -194,6 +194,13 @@ def test_no_history_errors_name_the_path(tmp_path):
         read_training_history(tmp_path)
     with pytest.raises(ValueError, match=r"E190.*nowhere has no.*no such directory"):
         read_training_history(tmp_path / "nowhere")
+    product_run = tmp_path / "product_run"
+    for seed in ("seed0", "seed1"):
+        (product_run / seed).mkdir(parents=True)
+    with pytest.raises(
+        ValueError, match=r"E190.*a product's seeds: give one of \['seed0', 'seed1'\]"
+    ):
+        read_training_history(product_run)
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "checkpoint.json").write_text("{not json")

@@ -45,9 +45,9 @@ class SeedProduct(BaseEstimator):
     checkpoint_dir (str | Path | None): each member checkpoints its cycles in its own
         folder ``seed0``, ``seed1``... under this one. Defaults to None.
 
-    Fitted attributes: ``estimators_`` (the fitted members; in their processes'
-    copies when ``n_jobs`` > 1, so without ``treebank_`` and ``em_grammar_``),
-    ``seeds_`` (list[int]), ``model_`` (ParsingModel: the ensemble).
+    Fitted attributes: ``estimators_`` (the fitted members, without their
+    ``treebank_`` and ``em_grammar_``), ``seeds_`` (list[int]), ``model_``
+    (ParsingModel: the ensemble).
     """
 
     name = "split_merge_product"
@@ -107,7 +107,7 @@ class SeedProduct(BaseEstimator):
         options = {"resume": resume, "dev_scorer": dev_scorer}
         if self.n_jobs == 1 or len(members) == 1:
             bar = progress(members, desc="seeds", unit="model")
-            fitted = [member.fit(trees, dev, **options) for member in bar]
+            fitted = [_without_training_arrays(m.fit(trees, dev, **options)) for m in bar]
         else:
             from joblib import Parallel, delayed
 
@@ -125,10 +125,15 @@ class SeedProduct(BaseEstimator):
 def _fit_quietly(
     member: SplitMergeEstimator, trees: list[Tree], dev: list[Tree] | None, options: dict[str, Any]
 ) -> SplitMergeEstimator:
-    """Fit in a worker process, whose bars would garble the parent's; the treebank
-    arrays stay behind (the parent needs the model only)."""
+    """Fit in a worker process, whose bars would garble the parent's."""
     with quiet():
         member.fit(trees, dev, **options)
+    return _without_training_arrays(member)
+
+
+def _without_training_arrays(member: SplitMergeEstimator) -> SplitMergeEstimator:
+    """The fitted member without its training nodes and EM grammar (K copies of the
+    treebank would otherwise stay in memory; the product needs the models only)."""
     for name in ("treebank_", "em_grammar_"):
         if hasattr(member, name):
             delattr(member, name)

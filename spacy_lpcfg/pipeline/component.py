@@ -396,6 +396,13 @@ class LPCFGParser(Pipe):
                 raise ValueError(Errors.E515.format(name=self.name, path=self.model_path))
             self._set_model(ParsingModel.from_disk(self.model_path))
             return
+        if dev_corpus is not None:  # before any data is read
+            if nlp is None:
+                raise ValueError(Errors.E517.format(name=self.name))
+            fit = getattr(self.estimator, "fit", None)  # None: E509 when fitting
+            if fit is not None and "dev_scorer" not in inspect.signature(fit).parameters:
+                estimator = type(self.estimator).__name__
+                raise ValueError(Errors.E516.format(name=self.name, estimator=estimator))
         if treebank is not None:
             from .readers import read_treebank
 
@@ -408,9 +415,7 @@ class LPCFGParser(Pipe):
             raise ValueError(Errors.E503.format(name=self.name, key=self.spans_key))
         language = nlp.lang if nlp is not None else self.vocab.lang
         dev_trees = None
-        if dev_corpus is not None:
-            if nlp is None:
-                raise ValueError(Errors.E517.format(name=self.name))
+        if dev_corpus is not None and nlp is not None:
             dev_trees, _ = self._training_trees(dev_corpus(nlp))
         model = self._fitted_estimator(trees, scheme, language, dev_trees).model_
         if self.function_labeller is not False:
@@ -470,8 +475,6 @@ class LPCFGParser(Pipe):
         estimator.set_params(**settings)
         if dev_trees is None:
             return estimator.fit(trees)
-        if "dev_scorer" not in inspect.signature(estimator.fit).parameters:
-            raise ValueError(Errors.E516.format(name=self.name, estimator=type(estimator).__name__))
         from ..decode import Parser
         from ..evaluation.parsing import f1_scorer
 

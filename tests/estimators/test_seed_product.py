@@ -8,7 +8,7 @@ import pytest
 from spacy_lpcfg.decode.parser import Parser
 from spacy_lpcfg.estimators import clone
 from spacy_lpcfg.estimators.seed_product import SeedProduct
-from spacy_lpcfg.estimators.split_merge import SplitMergeEstimator
+from spacy_lpcfg.estimators.split_merge import ShardedTreebank, SplitMergeEstimator
 from spacy_lpcfg.grammar.model import ENSEMBLE
 from spacy_lpcfg.recipes import RECIPES, Recipe
 
@@ -35,6 +35,7 @@ def test_members_are_the_grammars_of_consecutive_seeds(product, ptb_150):
         assert grammar == alone.grammar_
     assert grammars[0] != grammars[1]  # the split noise differs
     assert model.decoder == "product_mbr" and not model.members
+    assert all(not hasattr(member, "treebank_") for member in product.estimators_)
 
 
 def test_member_processes_train_the_same_grammars(product, ptb_150):
@@ -56,13 +57,24 @@ def test_a_generator_draws_the_seeds():
     assert seeds == SeedProduct(n_models=3, random_state=np.random.default_rng(0)).seeds()
 
 
-def test_each_seed_checkpoints_in_its_own_folder(ptb_150, tmp_path):
+def test_each_seed_checkpoints_in_its_own_folder(ptb_150, tmp_path, monkeypatch):
     product = SeedProduct(
         estimator=SplitMergeEstimator(**SETTINGS), n_models=2, checkpoint_dir=tmp_path
     ).fit(ptb_150)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["seed0", "seed1"]
+    calls = []
+    merge_losses = ShardedTreebank.merge_losses
+
+    def counted(self, *args):
+        calls.append(1)
+        return merge_losses(self, *args)
+
+    monkeypatch.setattr(ShardedTreebank, "merge_losses", counted)
     resumed = clone(product).fit(ptb_150, resume=True)
     assert resumed.model_ == product.model_
+    assert not calls  # both seeds' last cycles came from their checkpoints
+    clone(product).fit(ptb_150)
+    assert len(calls) == 2  # a new run trains each seed's cycle again
 
 
 @pytest.mark.parametrize(

@@ -261,9 +261,16 @@ def test_a_dev_corpus_needs_an_estimator_that_uses_it(ptb_small, gold_examples):
     nlp.add_pipe("lpcfg_parser", config={"estimator": ESTIMATORS["clustering"]})
     train, dev = ptb_small
     examples = gold_examples(nlp, train[:50])
+    read = []
+
+    def training():  # checks come before any data is read
+        read.append(1)
+        return examples
+
     with pytest.raises(ValueError, match=r"E516.*ClusteringEstimator"):
         nlp.get_pipe("lpcfg_parser").initialize(
-            lambda: examples, nlp=nlp, dev_corpus=lambda pipeline: gold_examples(pipeline, dev)
+            training, nlp=nlp, dev_corpus=lambda pipeline: gold_examples(pipeline, dev)
         )
     with pytest.raises(ValueError, match="E517"):
-        nlp.get_pipe("lpcfg_parser").initialize(lambda: examples, dev_corpus=lambda _: [])
+        nlp.get_pipe("lpcfg_parser").initialize(training, dev_corpus=lambda _: [])
+    assert not read
