@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fuzz_support import ShortRepr, fuzz, mutated, only_project_errors, outcome
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from spacy_lpcfg.errors import GrammarError
@@ -337,9 +337,11 @@ def test_lying_zip_sizes(model_members, fuzz_dir, data, model, sizes):
     name = data.draw(st.sampled_from(sorted(n for n in members if n.endswith(".npz"))))
     members[name] = _patch_sizes(members[name], *sizes)
     _check_loads_or_refuses(members, fuzz_dir)
-    packed = _patch_sizes(pack_zip(model_members[model]), *sizes)
+    archive = pack_zip(model_members[model])
+    first = zipfile.ZipFile(io.BytesIO(archive)).infolist()[0]
+    assume(sizes != (first.compress_size, first.file_size))  # the truth is no lie
     with pytest.raises(GrammarError):
-        ParsingModel.from_bytes(packed)
+        ParsingModel.from_bytes(_patch_sizes(archive, *sizes))
 
 
 @pytest.fixture(scope="session")
