@@ -176,8 +176,9 @@ def _log_space_inside(grammar: LPCFG, lexical: LexicalScores) -> float:
 
 
 def test_inside_outside_long_sentence_is_scaled():
+    """150 words (three bitset words of splits), latent states, against log space."""
     grammar = random_grammar(
-        3, n_phrasal=2, n_intermediate=0, max_states=2, density=1.0, signed=False, n_words=4
+        4, n_phrasal=2, n_intermediate=0, max_states=2, density=1.0, signed=False, n_words=4
     )
     grammar = LPCFG.from_rules(  # keep only root unaries, so the reference stays simple
         grammar.symbols,
@@ -196,10 +197,11 @@ def test_inside_outside_long_sentence_is_scaled():
         },
         words=grammar.words,
     )
+    assert grammar.max_states == 2  # the latent kernels, not the one-state ones
     words = sentence(grammar, 150, seed=0)
     # Small emission scores push Z far below the float64 range (about e**-1000).
     lexical = LexicalScores(
-        words.n_words, words.positions, words.tags, words.offsets, words.values * 1e-3
+        words.n_words, words.positions, words.tags, words.offsets, words.values * 1e-4
     )
     result = inside_outside(grammar, lexical, rule_posteriors=False)
     assert result.has_parse and np.isfinite(result.log_abs_z)
