@@ -80,6 +80,7 @@ def latent_inside(
     n_words = n // 64 + 1
     starts = np.zeros((n + 1, n_symbols, n_words), np.uint64)
     ends = np.zeros((n + 1, n_symbols, n_words), np.uint64)
+    splits = np.empty(n + 1, np.int64)  # a rule's splits (_rule_splits)
     outer = np.zeros(max_states * max_states)  # (m_b, m_c) flattened
     contracted = np.empty(max_states)
     parents = np.empty(n_symbols, np.int32)
@@ -114,19 +115,15 @@ def latent_inside(
                     for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                         b = binary_rules[r, 1]
                         c = binary_rules[r, 2]
-                        found = False
-                        top = EMPTY
-                        for w in range(n_words):
-                            word = starts[i, b, w] & ends[j, c, w]
-                            while word:
-                                k, word = _pop_split(word, w)
-                                left = table[i, k, b]
-                                right = table[k, j, c]
-                                found = True
-                                if exponents[left] != EMPTY and exponents[right] != EMPTY:
-                                    top = max(top, exponents[left] + exponents[right])
-                        if not found:
+                        n_splits = _rule_splits(starts[i, b], ends[j, c], splits)
+                        if n_splits == 0:
                             continue
+                        top = EMPTY
+                        for q in range(n_splits):
+                            left = table[i, splits[q], b]
+                            right = table[splits[q], j, c]
+                            if exponents[left] != EMPTY and exponents[right] != EMPTY:
+                                top = max(top, exponents[left] + exponents[right])
                         if not cell_live[a]:
                             cell_live[a] = True
                             touched[n_touched] = a
@@ -143,36 +140,34 @@ def latent_inside(
                                 contracted[h1] = 0.0
                         else:
                             outer[: size_b * size_c] = 0.0
-                        for w in range(n_words):
-                            word = starts[i, b, w] & ends[j, c, w]
-                            while word:
-                                k, word = _pop_split(word, w)
-                                left = table[i, k, b]
-                                right = table[k, j, c]
-                                if exponents[left] == EMPTY or exponents[right] == EMPTY:
-                                    continue
-                                factor = times_pow2(1.0, exponents[left] + exponents[right] - top)
-                                if factor == 0.0:
-                                    continue
-                                base_b = item_offsets[left]
-                                base_c = item_offsets[right]
-                                if direct:
-                                    inside_b = values[base_b : base_b + size_b]
-                                    inside_c = values[base_c : base_c + size_c]
-                                    for cell in range(first_cell, last_cell):
-                                        contracted[sparse_parent_states[cell]] += (
-                                            sparse_weights[cell]
-                                            * factor
-                                            * inside_b[sparse_left_states[cell]]
-                                            * inside_c[sparse_right_states[cell]]
-                                        )
-                                    continue
+                        for q in range(n_splits):
+                            k = splits[q]
+                            left = table[i, k, b]
+                            right = table[k, j, c]
+                            if exponents[left] == EMPTY or exponents[right] == EMPTY:
+                                continue
+                            factor = times_pow2(1.0, exponents[left] + exponents[right] - top)
+                            if factor == 0.0:
+                                continue
+                            base_b = item_offsets[left]
+                            base_c = item_offsets[right]
+                            if direct:
+                                inside_b = values[base_b : base_b + size_b]
                                 inside_c = values[base_c : base_c + size_c]
-                                for h2 in range(size_b):
-                                    x = values[base_b + h2] * factor
-                                    row_bc = outer[h2 * size_c : (h2 + 1) * size_c]
-                                    for h3 in range(size_c):
-                                        row_bc[h3] += x * inside_c[h3]
+                                for cell in range(first_cell, last_cell):
+                                    contracted[sparse_parent_states[cell]] += (
+                                        sparse_weights[cell]
+                                        * factor
+                                        * inside_b[sparse_left_states[cell]]
+                                        * inside_c[sparse_right_states[cell]]
+                                    )
+                                continue
+                            inside_c = values[base_c : base_c + size_c]
+                            for h2 in range(size_b):
+                                x = values[base_b + h2] * factor
+                                row_bc = outer[h2 * size_c : (h2 + 1) * size_c]
+                                for h3 in range(size_c):
+                                    row_bc[h3] += x * inside_c[h3]
                         # Contract with the tensor: one dot product of length m_b * m_c per
                         # parent state, or one product per non-zero cell (done above when
                         # direct).
@@ -278,6 +273,21 @@ def latent_inside(
     )
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _rule_splits(left_starts, right_ends, splits):
+    """Write to ``splits`` the splits k, increasing, where both children of a rule
+    exist: the bits set in both the left child's ``starts[i]`` and the right child's
+    ``ends[j]`` words. RETURNS how many."""
+    n_splits = 0
+    for w in range(left_starts.shape[0]):
+        word = left_starts[w] & right_ends[w]
+        while word:
+            k, word = _pop_split(word, w)
+            splits[n_splits] = k
+            n_splits += 1
+    return n_splits
+
+
 @njit(cache=True, nogil=True)
 def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
                      column_members, parents):  # fmt: skip
@@ -321,7 +331,7 @@ def latent_outside(
         items int32 (K, 2): parent and child item)).
     """
     n_items = item_symbols.shape[0]
-    n_words = starts.shape[2]
+    splits = np.empty(n + 1, np.int64)  # a rule's splits (_rule_splits)
     out_values = np.zeros(inside_values.shape[0])
     out_exponents = np.full(n_items, EMPTY, np.int64)
     top_item = table[0, n, root]
@@ -431,10 +441,8 @@ def latent_outside(
                 for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                     b = binary_rules[r, 1]
                     c = binary_rules[r, 2]
-                    found = False
-                    for w in range(n_words):
-                        found = found or (starts[i, b, w] & ends[j, c, w]) != 0
-                    if not found:
+                    n_splits = _rule_splits(starts[i, b], ends[j, c], splits)
+                    if n_splits == 0:
                         continue
                     size_b = n_states[b]
                     size_c = n_states[c]
@@ -469,86 +477,84 @@ def latent_outside(
                     if shift_v == EMPTY:
                         continue
                     exponent_v = out_exponents[parent] + shift_v
-                    for w in range(n_words):
-                        word = starts[i, b, w] & ends[j, c, w]
-                        while word:
-                            k, word = _pop_split(word, w)
-                            left = table[i, k, b]
-                            right = table[k, j, c]
-                            exponent_b = inside_exponents[left]
-                            exponent_c = inside_exponents[right]
-                            base_b = item_offsets[left]
-                            base_c = item_offsets[right]
-                            if exponent_c != EMPTY:
-                                if direct:
-                                    for h2 in range(size_b):
-                                        left_vector[h2] = 0.0
-                                    inside_c = inside_values[base_c : base_c + size_c]
-                                    for cell in range(n_cells):
-                                        left_vector[sparse_left_states[first_cell + cell]] += (
-                                            cell_values[cell]
-                                            * inside_c[sparse_right_states[first_cell + cell]]
-                                        )
-                                else:
-                                    inside_c = inside_values[base_c : base_c + size_c]
-                                    for h2 in range(size_b):
-                                        row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
-                                        total = 0.0
-                                        for h3 in range(size_c):
-                                            total += row_bc[h3] * inside_c[h3]
-                                        left_vector[h2] = total
-                                shift = normalise(left_vector, size_b)
-                                if shift != EMPTY:
-                                    exponent = exponent_v + exponent_c + shift
-                                    if with_rules and exponent_b != EMPTY:
-                                        total = 0.0
-                                        for h2 in range(size_b):
-                                            total += left_vector[h2] * inside_values[base_b + h2]
-                                        b_rule[n_binary] = r
-                                        b_start[n_binary] = i
-                                        b_split[n_binary] = k
-                                        b_end[n_binary] = j
-                                        b_items[3 * n_binary] = parent
-                                        b_items[3 * n_binary + 1] = left
-                                        b_items[3 * n_binary + 2] = right
-                                        b_score[n_binary] = times_pow2(
-                                            total / z_mantissa, exponent + exponent_b - z_exponent
-                                        )
-                                        n_binary += 1
-                                    out_exponents[left] = accumulate(
-                                        out_values,
-                                        base_b,
-                                        size_b,
-                                        out_exponents[left],
-                                        left_vector,
-                                        exponent,
+                    for q in range(n_splits):
+                        k = splits[q]
+                        left = table[i, k, b]
+                        right = table[k, j, c]
+                        exponent_b = inside_exponents[left]
+                        exponent_c = inside_exponents[right]
+                        base_b = item_offsets[left]
+                        base_c = item_offsets[right]
+                        if exponent_c != EMPTY:
+                            if direct:
+                                for h2 in range(size_b):
+                                    left_vector[h2] = 0.0
+                                inside_c = inside_values[base_c : base_c + size_c]
+                                for cell in range(n_cells):
+                                    left_vector[sparse_left_states[first_cell + cell]] += (
+                                        cell_values[cell]
+                                        * inside_c[sparse_right_states[first_cell + cell]]
                                     )
-                            if exponent_b != EMPTY:
-                                for h3 in range(size_c):
-                                    right_vector[h3] = 0.0
-                                if direct:
-                                    inside_b = inside_values[base_b : base_b + size_b]
-                                    for cell in range(n_cells):
-                                        right_vector[sparse_right_states[first_cell + cell]] += (
-                                            cell_values[cell]
-                                            * inside_b[sparse_left_states[first_cell + cell]]
-                                        )
-                                else:
+                            else:
+                                inside_c = inside_values[base_c : base_c + size_c]
+                                for h2 in range(size_b):
+                                    row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
+                                    total = 0.0
+                                    for h3 in range(size_c):
+                                        total += row_bc[h3] * inside_c[h3]
+                                    left_vector[h2] = total
+                            shift = normalise(left_vector, size_b)
+                            if shift != EMPTY:
+                                exponent = exponent_v + exponent_c + shift
+                                if with_rules and exponent_b != EMPTY:
+                                    total = 0.0
                                     for h2 in range(size_b):
-                                        x = inside_values[base_b + h2]
-                                        row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
-                                        for h3 in range(size_c):
-                                            right_vector[h3] += x * row_bc[h3]
-                                shift = normalise(right_vector, size_c)
-                                if shift != EMPTY:
-                                    out_exponents[right] = accumulate(
-                                        out_values,
-                                        base_c,
-                                        size_c,
-                                        out_exponents[right],
-                                        right_vector,
-                                        exponent_v + exponent_b + shift,
+                                        total += left_vector[h2] * inside_values[base_b + h2]
+                                    b_rule[n_binary] = r
+                                    b_start[n_binary] = i
+                                    b_split[n_binary] = k
+                                    b_end[n_binary] = j
+                                    b_items[3 * n_binary] = parent
+                                    b_items[3 * n_binary + 1] = left
+                                    b_items[3 * n_binary + 2] = right
+                                    b_score[n_binary] = times_pow2(
+                                        total / z_mantissa, exponent + exponent_b - z_exponent
                                     )
+                                    n_binary += 1
+                                out_exponents[left] = accumulate(
+                                    out_values,
+                                    base_b,
+                                    size_b,
+                                    out_exponents[left],
+                                    left_vector,
+                                    exponent,
+                                )
+                        if exponent_b != EMPTY:
+                            for h3 in range(size_c):
+                                right_vector[h3] = 0.0
+                            if direct:
+                                inside_b = inside_values[base_b : base_b + size_b]
+                                for cell in range(n_cells):
+                                    right_vector[sparse_right_states[first_cell + cell]] += (
+                                        cell_values[cell]
+                                        * inside_b[sparse_left_states[first_cell + cell]]
+                                    )
+                            else:
+                                for h2 in range(size_b):
+                                    x = inside_values[base_b + h2]
+                                    row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
+                                    for h3 in range(size_c):
+                                        right_vector[h3] += x * row_bc[h3]
+                            shift = normalise(right_vector, size_c)
+                            if shift != EMPTY:
+                                out_exponents[right] = accumulate(
+                                    out_values,
+                                    base_c,
+                                    size_c,
+                                    out_exponents[right],
+                                    right_vector,
+                                    exponent_v + exponent_b + shift,
+                                )
     marginals = np.zeros(n_items)
     for item in range(n_items):
         if out_exponents[item] == EMPTY or inside_exponents[item] == EMPTY:

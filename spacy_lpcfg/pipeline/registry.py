@@ -232,18 +232,11 @@ def make_noisy_ensemble(
     RETURNS (NoisyEnsemble): the unfitted ensemble.
     RAISES ValueError: ``estimator`` is not a ClusteringEstimator.
     """
-    from ..errors import Errors
     from ..estimators import ClusteringEstimator
     from ..estimators.noise import NoisyEnsemble
 
-    if estimator is None:
-        # an explicit member, so that the component can set its transform and language
-        estimator = ClusteringEstimator()
-    if not isinstance(estimator, ClusteringEstimator):
-        expected = 'a ClusteringEstimator (@misc = "spacy_lpcfg.ClusteringEstimator.v1")'
-        raise ValueError(Errors.E012.format(value=estimator, name="estimator", expected=expected))
     return NoisyEnsemble(
-        estimator=estimator,
+        estimator=_member_estimator(estimator, ClusteringEstimator),
         n_models=n_models,
         noise=noise,
         noise_scale=noise_scale,
@@ -391,16 +384,24 @@ def make_seed_product(
     RETURNS (SeedProduct): the unfitted estimator.
     RAISES ValueError: ``estimator`` is not a SplitMergeEstimator.
     """
-    from ..errors import Errors
     from ..estimators import SplitMergeEstimator
     from ..estimators.seed_product import SeedProduct
 
-    if estimator is None:
-        # an explicit member, so that the component can set its transform and language
-        estimator = SplitMergeEstimator()
-    if not isinstance(estimator, SplitMergeEstimator):
-        expected = 'a SplitMergeEstimator (@misc = "spacy_lpcfg.SplitMergeEstimator.v1")'
-        raise ValueError(Errors.E012.format(value=estimator, name="estimator", expected=expected))
+    member = _member_estimator(estimator, SplitMergeEstimator)
     return SeedProduct(
-        estimator=estimator, n_models=n_models, n_jobs=n_jobs, random_state=random_state
+        estimator=member, n_models=n_models, n_jobs=n_jobs, random_state=random_state
     )
+
+
+def _member_estimator(estimator: Any, kind: type) -> Any:
+    """An ensemble's member settings: ``estimator`` if it is a ``kind``, or ``kind()``
+    for None (explicit, so that the component can set its transform and language).
+    RAISES ValueError: another estimator."""
+    from ..errors import Errors
+
+    if estimator is None:
+        return kind()
+    if not isinstance(estimator, kind):
+        expected = f'a {kind.__name__} (@misc = "spacy_lpcfg.{kind.__name__}.v1")'
+        raise ValueError(Errors.E012.format(value=estimator, name="estimator", expected=expected))
+    return estimator
