@@ -23,7 +23,13 @@ import typer
 
 from . import defaults
 from .errors import excerpt
-from .recipes import ENSEMBLE_ESTIMATORS, ESTIMATORS, RECIPES, SPLIT_MERGE_ESTIMATORS
+from .recipes import (
+    ENSEMBLE_ESTIMATORS,
+    ESTIMATORS,
+    RECIPES,
+    SPLIT_MERGE_ESTIMATORS,
+    XBAR_ESTIMATORS,
+)
 
 app = typer.Typer(
     name="spacy-lpcfg",
@@ -338,7 +344,7 @@ def _training_recipe(ctx: typer.Context, name: str | None):
     if "h_markov" in given and given["h_markov"] < 0:
         given["h_markov"] = None  # infinite
     try:
-        if name is None and given.get("estimator") in SPLIT_MERGE_ESTIMATORS:
+        if name is None and given.get("estimator") in XBAR_ESTIMATORS:
             name = given["estimator"]  # its own transforms (X-bar), unless options say otherwise
         base = get_recipe(name) if name is not None else Recipe()
         if (

@@ -30,13 +30,23 @@ if TYPE_CHECKING:
     from .estimators.base import BaseEstimator
     from .trees.transforms import TransformSpec
 
-ESTIMATORS = ("mle", "spectral", "clustering", "split_merge", "clone_some", "combined")
+ESTIMATORS = (
+    "mle",
+    "spectral",
+    "clustering",
+    "split_merge",
+    "clone_some",
+    "inherit",
+    "combined",
+)
 # Trained by split-merge EM (checkpoints, --dev, --resume); clone_some is split-merge
 # that splits only the symbols whose states diverge most and merges nothing back.
 SPLIT_MERGE_ESTIMATORS = ("split_merge", "clone_some")
 # Estimators whose n_models > 1 trains an ensemble: noisy clustering models, or
 # split-merge grammars from as many seeds.
 ENSEMBLE_ESTIMATORS = ("clustering", *SPLIT_MERGE_ESTIMATORS)
+# Trained over X-bar trees by default (their recipes of the same name), as Petrov et al.
+XBAR_ESTIMATORS = (*SPLIT_MERGE_ESTIMATORS, "inherit")
 TRANSFORM_SETTINGS = ("binarization", "h_markov", "v_markov", "keep_functions")
 
 
@@ -45,8 +55,8 @@ class Recipe:
     """How to train a model: the estimator, the hyperparameters the CLI exposes, the
     transforms. Unset values are the defaults of ``defaults.py``.
 
-    estimator (str): "mle", "spectral", "clustering", "split_merge", "clone_some" or
-        "combined" (Le Roux et al.'s four clustering models, binarised left and
+    estimator (str): "mle", "spectral", "clustering", "split_merge", "clone_some",
+        "inherit" or "combined" (Le Roux et al.'s four clustering models, binarised left and
         right, function tags kept and stripped, decoded together; their transforms
         are fixed, and the recipe's give only h_markov, the label scheme and head
         rules).
@@ -128,7 +138,7 @@ class Recipe:
         transform (TransformSpec | None): the transforms; None: ``transform_spec()``
             (Penn trees; the spaCy component sets its own).
         language (str): the training data's language (unknown-word signatures).
-        RETURNS (BaseEstimator): an MLE, spectral, clustering or split-merge
+        RETURNS (BaseEstimator): an MLE, spectral, clustering, split-merge or INHERIT
             estimator, a NoisyEnsemble of clustering estimators, or a SeedProduct.
         """
         from .estimators import (
@@ -163,6 +173,10 @@ class Recipe:
             )
         if self.n_states is not None:
             latent["n_states"] = self.n_states
+        if self.estimator == "inherit":
+            from .estimators.inherit import InheritEstimator
+
+            return InheritEstimator(**latent)
         if self.estimator == "combined":
             from .estimators.combined import four_way_estimator
 
@@ -222,11 +236,16 @@ CLONE_SOME_RECIPE = replace(SPLIT_MERGE_RECIPE, estimator="clone_some")
 """Clone some (Dreyer & Eisner 2006) over X-bar trees: ``SplitMergeEstimator(split="some",
 merge_fraction=0)``; what ``train --estimator clone_some`` fits unless transforms are given."""
 
+INHERIT_RECIPE = replace(SPLIT_MERGE_RECIPE, estimator="inherit")
+"""The INHERIT model (Dreyer & Eisner 2006) over X-bar trees (``defaults.INHERIT``); what
+``train --estimator inherit`` fits unless transforms are given."""
+
 RECIPES: dict[str, Recipe] = {
     "recommended": RECOMMENDED,
     "split_merge": SPLIT_MERGE_RECIPE,
     "split_merge_product": SPLIT_MERGE_PRODUCT_RECIPE,
     "clone_some": CLONE_SOME_RECIPE,
+    "inherit": INHERIT_RECIPE,
 }
 """Recipes by the name ``train --recipe`` takes."""
 

@@ -457,6 +457,19 @@ def test_train_split_merge_uses_its_own_transforms_unless_given(tmp_path, data_d
     assert ParsingModel.from_disk(out).transform.keep_functions
 
 
+def test_train_inherit_over_x_bar_trees(tmp_path, data_dir):
+    out = tmp_path / "inherit"
+    args = ["--data-dir", data_dir, "--limit", "60", "--n-states", "4", "-q"]
+    result = _invoke("train", "ptb_sample", out, "--estimator", "inherit", *args)
+    assert result.exit_code == 0, result.output
+    model = ParsingModel.from_disk(out)
+    assert model.estimator == "inherit" and model.params["n_states"] == 4
+    assert (model.transform.h_markov, model.transform.keep_functions) == (0, False)
+    assert model.grammar.max_states == 4
+    # annealed: 2 values, then 4
+    assert len(model.training["log_likelihoods"]) == 2 * (model.params["em_iterations"] + 1)
+
+
 def test_train_clone_some_is_split_merge_splitting_some_symbols(tmp_path, data_dir):
     out = tmp_path / "cs"
     args = ["--data-dir", data_dir, "--limit", "60", "--n-cycles", "2", "-q"]

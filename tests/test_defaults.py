@@ -17,6 +17,7 @@ from spacy_lpcfg import defaults
 from spacy_lpcfg.cli import app
 from spacy_lpcfg.estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
 from spacy_lpcfg.estimators.noise import NoisyEnsemble
+from spacy_lpcfg.estimators.inherit import InheritEstimator
 from spacy_lpcfg.estimators.seed_product import SeedProduct
 from spacy_lpcfg.grammar.lexicon import Lexicon
 from spacy_lpcfg.recipes import Recipe
@@ -37,6 +38,7 @@ REGISTERED = {
     "spacy_lpcfg.ClusteringEstimator.v1": ClusteringEstimator,
     "spacy_lpcfg.NoisyEnsemble.v1": NoisyEnsemble,
     "spacy_lpcfg.SeedProduct.v1": SeedProduct,
+    "spacy_lpcfg.InheritEstimator.v1": InheritEstimator,
 }
 
 

@@ -61,7 +61,13 @@ def _trained_params(model_dir: Path) -> dict:
 def test_recipes_recommended_is_the_measured_v1_recipe():
     assert asdict(RECOMMENDED) == RECOMMENDED_V1
     assert get_recipe("recommended") is RECOMMENDED
-    assert set(RECIPES) == {"recommended", "split_merge", "split_merge_product", "clone_some"}
+    assert set(RECIPES) == {
+        "recommended",
+        "split_merge",
+        "split_merge_product",
+        "clone_some",
+        "inherit",
+    }
 
 
 def test_recipes_recommended_builds_a_noisy_ensemble_of_clustering_models():

@@ -619,53 +619,10 @@ class SplitMergeEstimator(TreebankEstimator):
     def _build(
         self, treebank: EMTreebank, sharded: ShardedTreebank, state: CycleState, **training: Any
     ) -> tuple[LPCFG, LPCFG, Lexicon, ParsingModel]:
-        """The LPCFG of a trained grammar (lexicon refitted on token posteriors), its
-        coarse projection, the lexicon and the ParsingModel."""
-        from .em_kernels import smooth_blocks
-
-        counts, symbols = treebank.counts, treebank.counts.symbols
+        """``latent_model`` of a trained grammar, its tokens' posteriors from ``sharded``."""
         grammar = EMGrammar(state.n_states, state.weights)
-        n_states = grammar.n_states
-        lexicon = self._make_lexicon().fit_counts(
-            token_state_counts(treebank, n_states, sharded.token_posteriors(grammar)),
-            _symbol_states(treebank, n_states),
-        )
-        lexical = lexicon.lexical_arrays(symbols)
-        weights = lexical["lexical_weights"] = lexical["lexical_weights"].copy()
-        shape = _block_shape(lexical["lexical_rules"][:, :1], n_states)
-        smooth_blocks(shape, _block_offsets(shape), weights, self.lexical_smoothing)
-        lpcfg = LPCFG(
-            symbols,
-            n_states.astype(np.int32),
-            binary_rules=counts.binary_rules,
-            binary_offsets=grammar.offsets(treebank, "binary"),
-            binary_weights=grammar.weights["binary"],
-            unary_rules=counts.unary_rules,
-            unary_offsets=grammar.offsets(treebank, "unary"),
-            unary_weights=grammar.weights["unary"],
-            words=lexicon.entries,
-            **lexical,
-        )
-        bounds = np.concatenate([[0], np.cumsum(n_states)])
-        frequencies = [state.state_counts[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
-        coarse = lpcfg.project(frequencies)
-        # the folder and the cluster training used are no part of the model
-        params = {k: v for k, v in json_params(self).items() if k not in RUN_PLACES}
-        model = ParsingModel(
-            lpcfg,
-            lexicon,
-            treebank.spec,
-            estimator=self.name,
-            params=params,
-            training={
-                "trees": counts.n_trees,
-                "words": counts.n_words,
-                COARSE_GRAMMAR: 0,
-                **training,
-            },
-            extra_grammars=(coarse,),
-        )
-        return lpcfg, coarse, lexicon, model
+        posteriors = sharded.token_posteriors(grammar)
+        return latent_model(self, treebank, state, posteriors, self.lexical_smoothing, **training)
 
     def _set_fitted(
         self,
@@ -683,6 +640,70 @@ class SplitMergeEstimator(TreebankEstimator):
         self.history_ = history
         self.treebank_ = treebank
         self.em_grammar_ = EMGrammar(state.n_states, state.weights)
+
+
+def latent_model(
+    estimator: TreebankEstimator,
+    treebank: EMTreebank,
+    state: CycleState,
+    token_posteriors: np.ndarray,
+    lexical_smoothing: float,
+    **training: Any,
+) -> tuple[LPCFG, LPCFG, Lexicon, ParsingModel]:
+    """The LPCFG of a grammar trained by EM (lexicon refitted on token posteriors and
+    smoothed towards the mean over each tag's states), its coarse projection, the
+    lexicon and the ParsingModel.
+
+    estimator (TreebankEstimator): what trained it (lexicon settings, name, parameters).
+    state (CycleState): the grammar in ``EMGrammar`` layout and its state counts.
+    token_posteriors (np.ndarray): float64, each token's posterior over its tag's states.
+    lexical_smoothing (float): the weight of the mean in the smoothed emissions.
+    """
+    from .em_kernels import smooth_blocks
+
+    counts, symbols = treebank.counts, treebank.counts.symbols
+    grammar = EMGrammar(state.n_states, state.weights)
+    n_states = grammar.n_states
+    lexicon = estimator._make_lexicon().fit_counts(
+        token_state_counts(treebank, n_states, token_posteriors),
+        _symbol_states(treebank, n_states),
+    )
+    lexical = lexicon.lexical_arrays(symbols)
+    weights = lexical["lexical_weights"] = lexical["lexical_weights"].copy()
+    shape = _block_shape(lexical["lexical_rules"][:, :1], n_states)
+    smooth_blocks(shape, _block_offsets(shape), weights, lexical_smoothing)
+    lpcfg = LPCFG(
+        symbols,
+        n_states.astype(np.int32),
+        binary_rules=counts.binary_rules,
+        binary_offsets=grammar.offsets(treebank, "binary"),
+        binary_weights=grammar.weights["binary"],
+        unary_rules=counts.unary_rules,
+        unary_offsets=grammar.offsets(treebank, "unary"),
+        unary_weights=grammar.weights["unary"],
+        words=lexicon.entries,
+        **lexical,
+    )
+    bounds = np.concatenate([[0], np.cumsum(n_states)])
+    frequencies = [state.state_counts[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    coarse = lpcfg.project(frequencies)
+    # the folder and the cluster training used are no part of the model
+    params = {k: v for k, v in json_params(estimator).items() if k not in RUN_PLACES}
+    model = ParsingModel(
+        lpcfg,
+        lexicon,
+        treebank.spec,
+        estimator=estimator.name,
+        params=params,
+        training={
+            "trees": counts.n_trees,
+            "words": counts.n_words,
+            COARSE_GRAMMAR: 0,
+            **training,
+        },
+        extra_grammars=(coarse,),
+    )
+    return lpcfg, coarse, lexicon, model
 
 
 # The cycles ------------------------------------------------------------------------------

@@ -36,7 +36,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from spacy.util import registry
 
-from ..defaults import CLUSTERING, FUNCTION_LABELLER, LATENT, LEXICON, NOISE, SPECTRAL, SPLIT_MERGE
+from ..defaults import (
+    CLUSTERING,
+    FUNCTION_LABELLER,
+    INHERIT,
+    LATENT,
+    LEXICON,
+    NOISE,
+    SPECTRAL,
+    SPLIT_MERGE,
+)
 from ..recipes import RECOMMENDED
 
 if TYPE_CHECKING:
@@ -44,6 +53,7 @@ if TYPE_CHECKING:
     from ..estimators.base import BaseEstimator
     from ..estimators.combined import CombinedEstimator
     from ..estimators.function_labels import FunctionLabeller
+    from ..estimators.inherit import InheritEstimator
     from ..estimators.noise import NoisyEnsemble
     from ..estimators.seed_product import SeedProduct
     from ..estimators.split_merge import SplitMergeEstimator
@@ -198,6 +208,44 @@ def make_split_merge_estimator(
     from ..estimators import SplitMergeEstimator
 
     return SplitMergeEstimator(**params)
+
+
+@registry.misc("spacy_lpcfg.InheritEstimator.v1")
+def make_inherit_estimator(
+    n_states: int = INHERIT.n_states,
+    clone_all: bool = INHERIT.clone_all,
+    em_iterations: int = INHERIT.em_iterations,
+    noise: float = INHERIT.noise,
+    smoothing: float = INHERIT.smoothing,
+    lexical_smoothing: float = INHERIT.lexical_smoothing,
+    random_state: int | None = LATENT.random_state,
+    rare_threshold: int = LEXICON.rare_threshold,
+    signature: str = LEXICON.signature,
+    suffix_length: int = LEXICON.suffix_length,
+    open_class_threshold: int = LEXICON.open_class_threshold,
+    smooth_threshold: int = LEXICON.smooth_threshold,
+    word_smoothing: float = LEXICON.word_smoothing,
+    signature_smoothing: float = LEXICON.signature_smoothing,
+) -> "InheritEstimator":
+    """The INHERIT model (Dreyer & Eisner 2006): one latent feature per symbol, passed
+    to neither, either or both children by a pattern per rule, or drawn afresh; EM
+    on the gold trees. Its transforms are the component's ``transforms`` setting
+    (X-bar, as for split-merge, is the estimator's own default).
+
+    n_states (int): the feature's values.
+    clone_all (bool): anneal: start EM with 2 values (3 for 12...) and clone every
+        value in two after each stage until there are ``n_states``.
+    em_iterations (int): EM iterations of each stage.
+    noise (float): relative noise on the initial weights.
+    smoothing, lexical_smoothing (float): weight of the mean over a symbol's states.
+    random_state (int | None): seeds the noise.
+    The other arguments are the lexicon's (see ``spacy_lpcfg.grammar.Lexicon``).
+    RETURNS (InheritEstimator): the unfitted estimator.
+    """
+    params = dict(locals())  # the arguments, before the import adds a name
+    from ..estimators.inherit import InheritEstimator
+
+    return InheritEstimator(**params)
 
 
 @registry.misc("spacy_lpcfg.NoisyEnsemble.v1")

@@ -12,6 +12,7 @@ from confection import ConfigValidationError
 from spacy.util import registry
 
 from spacy_lpcfg.estimators import ClusteringEstimator, SpectralEstimator
+from spacy_lpcfg.estimators.inherit import InheritEstimator
 from spacy_lpcfg.estimators.noise import NoisyEnsemble
 from spacy_lpcfg.trees.transforms import TransformSpec
 
@@ -33,6 +34,7 @@ ESTIMATORS = {
         "noise_scale": 0.3,
         "estimator": CLUSTERING,
     },
+    "inherit": {"@misc": "spacy_lpcfg.InheritEstimator.v1", "n_states": 2, "em_iterations": 5},
     # a product of split-merge seeds: its model is an ensemble of split_merge grammars
     "split_merge": {
         "@misc": "spacy_lpcfg.SeedProduct.v1",
@@ -50,6 +52,7 @@ SPEC = TransformSpec(scheme="penn", head_rules="collins")
 DECODERS = {
     "spectral": "mbr",
     "clustering": "max_rule",
+    "inherit": "max_rule",
     "noisy_clustering": "product_mbr",
     "split_merge": "product_mbr",
 }
@@ -79,7 +82,13 @@ def trained(request, ptb_small, gold_examples):
 
 def test_latent_estimators_are_registered_entry_points():
     found = {point.name: point for point in entry_points(group="spacy_misc")}
-    for name in ("SpectralEstimator", "ClusteringEstimator", "NoisyEnsemble", "SeedProduct"):
+    for name in (
+        "SpectralEstimator",
+        "ClusteringEstimator",
+        "NoisyEnsemble",
+        "SeedProduct",
+        "InheritEstimator",
+    ):
         key = f"spacy_lpcfg.{name}.v1"
         assert found[key].load() is registry.misc.get(key)
         assert registry.misc.get(key).__doc__
@@ -92,6 +101,7 @@ def test_latent_estimators_expose_every_parameter_but_transform_and_language():
         ("SpectralEstimator", SpectralEstimator),
         ("ClusteringEstimator", ClusteringEstimator),
         ("NoisyEnsemble", NoisyEnsemble),
+        ("InheritEstimator", InheritEstimator),
     ]:
         function = registry.misc.get(f"spacy_lpcfg.{name}.v1")
         params = inspect.signature(function).parameters
