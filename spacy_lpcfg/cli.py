@@ -584,12 +584,12 @@ def train(
         None,
         "--n-states",
         help=f"Latent states per symbol (spectral: {defaults.SPECTRAL.n_states}, "
-        f"clustering: {defaults.CLUSTERING.n_states}).",
+        f"clustering: {defaults.CLUSTERING.n_states}, inherit: {defaults.INHERIT.n_states}).",
     ),
     random_state: int = typer.Option(
         defaults.LATENT.random_state,
         "--random-state",
-        help="Seed (spectral, clustering, split_merge).",
+        help="Seed (spectral, clustering, split_merge, inherit).",
     ),
     n_cycles: int | None = typer.Option(
         None,

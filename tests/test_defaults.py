@@ -16,8 +16,8 @@ from spacy.util import registry
 from spacy_lpcfg import defaults
 from spacy_lpcfg.cli import app
 from spacy_lpcfg.estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
-from spacy_lpcfg.estimators.noise import NoisyEnsemble
 from spacy_lpcfg.estimators.inherit import InheritEstimator
+from spacy_lpcfg.estimators.noise import NoisyEnsemble
 from spacy_lpcfg.estimators.seed_product import SeedProduct
 from spacy_lpcfg.grammar.lexicon import Lexicon
 from spacy_lpcfg.recipes import Recipe
