@@ -3,7 +3,7 @@
 
 Trains ``spacy-lpcfg train icepahc --estimator split_merge`` (4 cycles, X-bar
 trees) and, for comparison, one clustering grammar over the same kind of trees
-(m = 16, v = 1, function tags stripped), each in its own process under
+(m = 16, v = 1, function tags stripped) and the INHERIT model (its defaults), each in its own process under
 ``/usr/bin/time`` (wall, CPU, peak memory), then scores both on every k-th test
 tree (``corpora.spread``: IcePaHC is in file order, by century). Models and
 their times are kept in ``--work`` and reused when present.
@@ -27,6 +27,7 @@ MODELS = {
     "split_merge": ["--estimator", "split_merge"],
     "clustering": ["--estimator", "clustering", "--n-states", "16", "--v-markov", "1",
                    "--no-functions"],
+    "inherit": ["--estimator", "inherit"],
 }  # fmt: skip
 
 
@@ -64,7 +65,7 @@ def main() -> None:
         print(lines[-1], file=sys.stderr, flush=True)
     body = "\n".join(
         [
-            "## Split-merge EM on IcePaHC",
+            "## Split-merge EM and INHERIT on IcePaHC",
             "",
             f"`python benchmarks/bench_icepahc_split_merge.py --test-limit {args.test_limit}`: "
             "the full train split (58,360 trees), one process each; F1 on categories "
