@@ -53,11 +53,11 @@ def main() -> None:
     from spacy_lpcfg.defaults import INHERIT
     from spacy_lpcfg.estimators import SplitMergeEstimator
     from spacy_lpcfg.estimators.inherit import InheritEstimator
+    from spacy_lpcfg.estimators.split_merge import KINDS, EMGrammar
 
-    INHERIT_DEFAULTS = ", ".join(
+    inherit_defaults = ", ".join(
         f"{name} {value}" for name, value in asdict(INHERIT).items() if name != "n_states"
     )
-    from spacy_lpcfg.estimators.split_merge import KINDS, EMGrammar
 
     def distributions(treebank, n_states) -> int:
         """Rule distributions (one per phrasal parent state) and emission ones (per tag
@@ -118,7 +118,7 @@ def main() -> None:
             "SplitMergeEstimator per row group (seed 0, train split, X-bar trees, 20 EM "
             "iterations after each split and 10 smoothed ones after it), each cycle's "
             "grammar parsing all 273 dev trees; INHERIT: `InheritEstimator(n_states=L)` "
-            f"(defaults: {INHERIT_DEFAULTS}), its expanded grammar parsing them. "
+            f"(defaults: {inherit_defaults}), its expanded grammar parsing them. "
             "Parameters: the weights (split-merge: rule and emission weights; INHERIT: "
             "rule, emission, pass-pattern and draw weights); free parameters: less one "
             "per distribution.",

@@ -3,6 +3,7 @@
 from .base import BaseEstimator, NotFittedError, check_is_fitted, check_random_state, clone
 from .clustering import ClusteringEstimator
 from .combined import CombinedEstimator
+from .inherit import InheritEstimator
 from .mle import MLEEstimator, RuleCounts, count_rules
 from .spectral import SpectralEstimator
 from .split_merge import SplitMergeEstimator
@@ -11,6 +12,7 @@ __all__ = [
     "BaseEstimator",
     "ClusteringEstimator",
     "CombinedEstimator",
+    "InheritEstimator",
     "MLEEstimator",
     "NotFittedError",
     "RuleCounts",

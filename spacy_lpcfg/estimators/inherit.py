@@ -9,13 +9,16 @@ the head" and "pass to the non-head", a rule's head child being fixed by head
 rules; that is the same model with ``left`` and ``right`` renamed per rule (the
 probabilities still depend on the whole rule), so no head rules are needed to
 train it. Unary rules pass or draw (the paper's Table 2 leaves them out; a
-pattern per unary rule is the nearest reading); TOP, with one state, makes its
-child draw. Emissions ``P(X[h] -> w)`` are PCFG-LA's.
+pattern per unary rule is the nearest reading). A child inherits only a feature
+of more than one value and of as many values as its own, so TOP, with one state,
+makes its child draw (and with ``L = 1`` every child draws: the grammar is the
+treebank PCFG). Emissions ``P(X[h] -> w)`` are PCFG-LA's.
 
-Free parameters: ``L (R_2 + R_1 + R_0) + 3 R_2 + R_1' - N'`` (``R_2``, ``R_1``,
-``R_0``: binary, unary and lexical rules; ``R_1'`` the unary rules that can pass;
-``N'`` the symbols with features), against about ``L^3 R_2`` for PCFG-LA with
-``L`` states everywhere.
+Free parameters (``free_parameters``): the paper's eq. 9, ``L (R_2 + R_1 + R_0) +
+3 R_2 - N`` (``R_2``, ``R_1``, ``R_0``: binary, unary and lexical rules; ``N``
+symbols, TOP included), plus ``R_1'``, the pass patterns of the unary rules below
+TOP, less ``(L - 1) R_T``, TOP's ``R_T`` rules having one weight each; against
+about ``L^3 R_2`` for PCFG-LA with ``L`` states everywhere.
 
 Training is EM over the gold trees from the one-state MLE grammar with every
 weight perturbed by ``noise``; the E-step is the folded inside-outside
@@ -59,9 +62,8 @@ from .split_merge import (
     em_treebank,
     initial_grammar,
     latent_model,
+    normalise_rules,
 )
-
-PATTERN_COLUMNS = {"binary": 4, "unary": 2}
 
 
 @dataclass(frozen=True)
@@ -107,11 +109,13 @@ def _parent_blocks(treebank: EMTreebank, n_states: np.ndarray, kind: str):
 
 def passable(treebank: EMTreebank, n_states: np.ndarray) -> dict[str, np.ndarray]:
     """kind -> bool[R, columns]: the patterns each rule can take (a child inherits only a
-    feature of as many values as its own)."""
+    feature of more than one value and of as many values as its own; with one value,
+    inheriting and drawing are the same event)."""
     binary, unary = treebank.counts.binary_rules, treebank.counts.unary_rules
-    left = n_states[binary[:, 1]] == n_states[binary[:, 0]]
-    right = n_states[binary[:, 2]] == n_states[binary[:, 0]]
-    passes = n_states[unary[:, 1]] == n_states[unary[:, 0]]
+    features = n_states > 1
+    left = (n_states[binary[:, 1]] == n_states[binary[:, 0]]) & features[binary[:, 0]]
+    right = (n_states[binary[:, 2]] == n_states[binary[:, 0]]) & features[binary[:, 0]]
+    passes = (n_states[unary[:, 1]] == n_states[unary[:, 0]]) & features[unary[:, 0]]
     return {
         "binary": np.stack([np.ones_like(left), left, right, left & right], axis=1),
         "unary": np.stack([np.ones_like(passes), passes], axis=1),
@@ -130,21 +134,9 @@ def inherit_m_step(
     """Normalise expected counts: rules per parent state (binary and unary together;
     smoothed towards the mean over the parent's states), patterns per rule, draws per
     symbol (uniform for a symbol never drawn)."""
-    from .em_kernels import add_parent_totals, normalise_blocks
-
     n_states = np.asarray(n_states, dtype=np.int64)
     blocks = {kind: _parent_blocks(treebank, n_states, kind) for kind in KINDS}
-    phrasal, lexical = np.zeros(int(n_states.sum())), np.zeros(int(n_states.sum()))
-    for kind, totals in (("binary", phrasal), ("unary", phrasal), ("lexical", lexical)):
-        add_parent_totals(*blocks[kind], np.asarray(counts[kind], dtype=np.float64), totals)
-    weights = {}
-    for kind, totals, alpha in (
-        ("binary", phrasal, smoothing),
-        ("unary", phrasal, smoothing),
-        ("lexical", lexical, lexical_smoothing),
-    ):
-        kind_counts = np.asarray(counts[kind], dtype=np.float64)
-        weights[kind] = normalise_blocks(*blocks[kind], kind_counts, totals, alpha)
+    weights = normalise_rules(n_states, blocks, counts, smoothing, lexical_smoothing)
     patterns = {}
     for kind, allowed in passable(treebank, n_states).items():
         table = np.where(allowed, pattern_counts[kind], 0.0)
@@ -172,7 +164,7 @@ def initial_inherit(
     mle = initial_grammar(treebank)
 
     def jitter(values: np.ndarray) -> np.ndarray:
-        return values * (1.0 + noise * random_state.uniform(-1.0, 1.0, size=values.shape))
+        return _jitter(values, noise, random_state)
 
     counts = {}
     for kind in KINDS:
@@ -195,23 +187,24 @@ def clone_values(
     n_states = 2 * grammar.n_states
     n_states[treebank.counts.symbols.root] = 1
 
-    def jitter(values: np.ndarray) -> np.ndarray:
-        return values * (1.0 + noise * random_state.uniform(-1.0, 1.0, size=values.shape))
-
     def cloned(values: np.ndarray, symbols: np.ndarray) -> np.ndarray:
-        """Blocks of the symbols' states, each state's value repeated for its clones."""
+        """Blocks of the symbols' states, each state's value repeated for its clones
+        (renormalised by the M-step below)."""
         copies = np.repeat(
             n_states[symbols] // grammar.n_states[symbols], grammar.n_states[symbols]
         )
-        return jitter(np.repeat(values, copies))
+        return _jitter(np.repeat(values, copies), noise, random_state)
 
     counts = {
         kind: cloned(grammar.weights[kind], treebank.state_symbols(kind)[:, 0]) for kind in KINDS
     }
-    symbols = np.arange(len(n_states))
-    copies = n_states // grammar.n_states
-    annotation = cloned(grammar.annotation / np.repeat(copies, grammar.n_states), symbols)
+    annotation = cloned(grammar.annotation, np.arange(len(n_states)))
     return inherit_m_step(treebank, n_states, counts, grammar.patterns, annotation)
+
+
+def _jitter(values: np.ndarray, noise: float, random_state: np.random.Generator) -> np.ndarray:
+    """``values`` times ``1 + noise * u``, u uniform in [-1, 1]."""
+    return values * (1.0 + noise * random_state.uniform(-1.0, 1.0, size=values.shape))
 
 
 def inherit_e_step(treebank: EMTreebank, grammar: InheritGrammar) -> InheritEStep:
@@ -282,7 +275,7 @@ def expand(treebank: EMTreebank, grammar: InheritGrammar) -> EMGrammar:
 def free_parameters(treebank: EMTreebank, grammar: InheritGrammar) -> int:
     """Degrees of freedom: the weights less one per distribution (rules per parent
     state, emissions per tag state, patterns per rule that can pass, draws per
-    symbol with more than one value)."""
+    symbol with more than one value); see the module docstring for the formula."""
     n_states = grammar.n_states
     weights = sum(len(grammar.weights[kind]) for kind in KINDS)
     phrasal = np.unique(
@@ -318,8 +311,9 @@ class InheritEstimator(TreebankEstimator):
     Fitted attributes: ``grammar_`` (LPCFG, the expanded grammar), ``coarse_grammar_``,
     ``lexicon_``, ``model_`` (ParsingModel), ``inherit_grammar_`` (InheritGrammar),
     ``treebank_`` (EMTreebank), ``log_likelihoods_`` (list[float], of the training
-    trees under the starting grammar and after each M-step), ``n_parameters_`` (int,
-    free parameters, ``free_parameters``).
+    trees under the grammar that starts each stage and after each of its M-steps:
+    ``em_iterations + 1`` per stage), ``n_parameters_`` (int, free parameters,
+    ``free_parameters``).
     """
 
     name = "inherit"

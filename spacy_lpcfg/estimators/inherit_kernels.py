@@ -11,7 +11,8 @@ child's feature inside the loop over the parent's. A binary node of rule
                            + right_r fresh[a] inside[b, h] + both_r inside[a, h] inside[b, h])
 
 (PCFG-LA's is O(L^3)). A unary node passes (``pass_r``) or draws (``draw_r``);
-the TOP rules draw, TOP having one state. The outside pass mirrors it: what a
+the patterns a rule cannot take (``inherit.passable``: TOP's rules only draw)
+have probability 0. The outside pass mirrors it: what a
 parent sends to a child through the drawn terms is one number ``g``, spread
 over the child's features by ``P_ann``, and ``g P_ann(b) inside[a, b]`` over the
 child's posterior mass is the expected count of drawing ``b`` there.

@@ -199,20 +199,37 @@ def m_step(
     lexical_smoothing: float = 0.0,
 ) -> EMGrammar:
     """Normalise expected counts per parent state, then smooth towards the mean over
-    the parent symbol's states (``em_kernels.normalise_blocks``).
+    the parent symbol's states (``normalise_rules``).
 
     counts (Mapping[str, np.ndarray]): kind -> float64 counts laid out like the weights.
     RETURNS (EMGrammar): the grammar.
     """
-    from .em_kernels import add_parent_totals, normalise_blocks
-
     n_states = np.asarray(n_states, dtype=np.int64)
     blocks = {}
     for kind in KINDS:
         shape = _block_shape(treebank.state_symbols(kind), n_states)
         start = _block_start(treebank.state_symbols(kind), n_states)
         blocks[kind] = (shape, _block_offsets(shape), start)
-    # binary and unary rules of a parent share its distribution; lexical rules their own
+    weights = normalise_rules(n_states, blocks, counts, smoothing, lexical_smoothing)
+    return EMGrammar(n_states, weights)
+
+
+def normalise_rules(
+    n_states: np.ndarray,
+    blocks: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+    counts: Mapping[str, np.ndarray],
+    smoothing: float,
+    lexical_smoothing: float,
+) -> dict[str, np.ndarray]:
+    """Expected counts over their parent state's total (binary and unary rules of a
+    parent share its distribution, lexical rules have their own), then smoothed
+    towards the mean over the parent's states (``em_kernels.normalise_blocks``).
+
+    blocks (Mapping[str, tuple]): kind -> (shape, offsets, start) of its rule blocks.
+    RETURNS (dict[str, np.ndarray]): kind -> the weights, laid out like the counts.
+    """
+    from .em_kernels import add_parent_totals, normalise_blocks
+
     phrasal, lexical = np.zeros(int(n_states.sum())), np.zeros(int(n_states.sum()))
     for kind, totals in (("binary", phrasal), ("unary", phrasal), ("lexical", lexical)):
         add_parent_totals(*blocks[kind], np.asarray(counts[kind], dtype=np.float64), totals)
@@ -224,7 +241,7 @@ def m_step(
     ):
         kind_counts = np.asarray(counts[kind], dtype=np.float64)
         weights[kind] = normalise_blocks(*blocks[kind], kind_counts, totals, alpha)
-    return EMGrammar(n_states, weights)
+    return weights
 
 
 def initial_grammar(treebank: EMTreebank) -> EMGrammar:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 from test_estimator_contract import TREES
-from test_split_merge import TINY, layout
+from test_split_merge import TINY, layout, long_tree
 
 from spacy_lpcfg.estimators import clone
 from spacy_lpcfg.estimators.em_shards import KINDS, ShardedTreebank
@@ -220,30 +220,56 @@ def test_em_never_decreases_the_likelihood(load_corpus):
     assert values[-1] > values[0] + 100  # it learns
 
 
-def test_free_parameters_count_the_paper_way():
-    """L (R2 + R1 + R0) rule and emission weights, 4 patterns per binary rule and 2
-    per unary rule that can pass, L draws per symbol with a feature, less one per
-    distribution."""
+@pytest.mark.parametrize("n_values", [2, 3])
+def test_free_parameters_are_the_papers_plus_unary_patterns(n_values):
+    """Paper 003's eq. 9, L (R2 + R1 + R0) + 3 R2 - N, plus a free pattern per unary rule
+    below TOP, less the (L - 1) weights TOP's one state does not have per rule."""
     treebank = layout(TINY)
-    grammar = initial_inherit(treebank, 3, 0.1, np.random.default_rng(0))
+    grammar = initial_inherit(treebank, n_values, 0.1, np.random.default_rng(0))
     counts = treebank.counts
-    n_rules = len(counts.binary_rules) + len(counts.unary_rules) + len(treebank.lexical_rules)
-    phrasal = set(counts.binary_rules[:, 0]) | set(counts.unary_rules[:, 0])
-    tags = set(treebank.lexical_rules[:, 0])
-    root = counts.symbols.root
-    top_rules = int(np.sum(counts.unary_rules[:, 0] == root))
-    other_unary = len(counts.unary_rules) - top_rules
-    symbols = len(counts.symbols) - 1
-    expected = (
-        3 * (n_rules - top_rules)
-        + top_rules
-        - 3 * len((phrasal | tags) - {root})
-        - (1 if root in phrasal else 0)
-        + 3 * len(counts.binary_rules)
-        + other_unary
-        + 2 * symbols
-    )
+    r2, r1, r0 = len(counts.binary_rules), len(counts.unary_rules), len(treebank.lexical_rules)
+    top_rules = int(np.sum(counts.unary_rules[:, 0] == counts.symbols.root))
+    paper = n_values * (r2 + r1 + r0) + 3 * r2 - len(counts.symbols)
+    expected = paper + (r1 - top_rules) - (n_values - 1) * top_rules
     assert free_parameters(treebank, grammar) == expected
+
+
+def test_one_value_is_the_treebank_pcfg():
+    """L = 1: no pattern can pass, the free parameters are the PCFG's."""
+    treebank = layout(TINY)
+    grammar = initial_inherit(treebank, 1, 0.1, np.random.default_rng(0))
+    for kind, allowed in passable(treebank, grammar.n_states).items():
+        assert not allowed[:, 1:].any(), kind
+    counts = treebank.counts
+    rules = len(counts.binary_rules) + len(counts.unary_rules) + len(treebank.lexical_rules)
+    assert free_parameters(treebank, grammar) == rules - len(counts.symbols)
+
+
+def test_folded_e_step_scales_long_trees():
+    """A 400-word tree whose probability underflows float64: the log-likelihood moves by
+    log(1e-3) per node when every weight is 1e-3 times smaller, the counts not at all."""
+    treebank = layout([long_tree(400), long_tree(3)])
+    grammar = random_inherit(treebank, np.random.default_rng(0), 3)
+    small = InheritGrammar(
+        grammar.n_states,
+        {kind: weights * 1e-3 for kind, weights in grammar.weights.items()},
+        grammar.patterns,
+        grammar.annotation,
+    )
+    normal, scaled = inherit_e_step(treebank, grammar), inherit_e_step(treebank, small)
+    n_nodes = len(treebank.nodes)
+    assert np.isfinite(scaled.log_likelihood)
+    assert scaled.log_likelihood == pytest.approx(
+        normal.log_likelihood + n_nodes * math.log(1e-3), rel=1e-9
+    )
+    for kind in KINDS:
+        np.testing.assert_allclose(scaled.counts[kind], normal.counts[kind], rtol=1e-9)
+    for kind in ("binary", "unary"):
+        np.testing.assert_allclose(
+            scaled.pattern_counts[kind], normal.pattern_counts[kind], rtol=1e-9
+        )
+    np.testing.assert_allclose(scaled.annotation_counts, normal.annotation_counts, rtol=1e-9)
+    np.testing.assert_allclose(scaled.state_counts.sum(), n_nodes, rtol=1e-9)  # posteriors
 
 
 def test_estimator_contract_and_reproducibility():
@@ -257,10 +283,12 @@ def test_estimator_contract_and_reproducibility():
 
 
 @pytest.mark.parametrize(
-    "n_states, clone_all, stages", [(8, True, 3), (12, True, 3), (5, True, 1), (8, False, 1)]
+    "n_states, clone_all, stages",
+    [(8, True, 3), (16, True, 4), (12, True, 3), (2, True, 1), (5, True, 1), (8, False, 1)],
 )
 def test_clone_all_trains_in_stages(n_states, clone_all, stages):
-    """8: 2, 4 then 8 values; 12: 3, 6, 12; 5: no halving; without annealing, 8 at once."""
+    """8: 2, 4 then 8 values; 16: from 2 too; 12: 3, 6, 12; 2 and 5: one stage; without
+    annealing, 8 at once."""
     estimator = InheritEstimator(
         n_states=n_states, clone_all=clone_all, em_iterations=2, open_class_threshold=1
     )
