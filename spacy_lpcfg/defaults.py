@@ -23,7 +23,12 @@ MAX_LENGTH = 150
 """Sentences longer than this (in tokens) get a flat tree instead of a parse."""
 
 DECODER = "auto"
-"""``auto``: product_mbr for an ensemble, mbr for a spectral model, else max_rule."""
+"""``auto``: product_mbr for an ensemble, mbr for a grammar with latent states (or a
+signed one), else (the treebank PCFG) max_rule. On ptb_sample dev, mbr against max_rule:
+8 split-merge seeds 86.64 against 86.22 (every seed higher; test 85.14 against 84.65),
+a clustering grammar 87.47 against 86.93 (85.25 against 84.83 with function tags,
+whose function labels gained too), INHERIT 81.45 against 80.16; the treebank PCFG
+78.13 against 78.83 with function tags (79.50 against 77.37 without)."""
 
 MEMBER_DECODER = "product"
 """How ``combine`` joins models trained apart (``decode.members``). On ptb_sample test,

@@ -170,15 +170,15 @@ def _chain_bottom(coarse: str) -> str:
 
 
 def default_decoder(model: ParsingModel) -> str:
-    """The decoder of ``decoder="auto"``: the one stored with the model (``combine``),
-    else "product_mbr" for an ensemble, "mbr" for a signed grammar (a spectral model,
-    or any negative weight: the max-rule and Viterbi objectives need non-negative
-    ones), else "max_rule"."""
+    """The decoder of ``decoder="auto"`` (``defaults.DECODER``): the one stored with the
+    model (``combine``), else "product_mbr" for an ensemble, "mbr" for a grammar with
+    latent states or a signed one (a spectral model: the max-rule and Viterbi
+    objectives need non-negative weights), else (the treebank PCFG) "max_rule"."""
     if model.decoder is not None:
         return model.decoder
     if model.training.get(ENSEMBLE):
         return "product_mbr"
-    if model.estimator == "spectral" or model.grammar.signed:
+    if model.grammar.max_states > 1 or model.estimator == "spectral" or model.grammar.signed:
         return "mbr"
     return "max_rule"
 

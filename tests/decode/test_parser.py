@@ -114,7 +114,8 @@ def test_latent_parser_with_an_unused_state_parses_like_the_one_state_parser(
     latent = ParsingModel(
         with_unused_state(small_model.grammar), small_model.lexicon, small_model.transform
     )
-    one_state, two_states = Parser(small_model), Parser(latent)
+    one_state = Parser(small_model, decoder="max_rule")
+    two_states = Parser(latent, decoder="max_rule")
     assert not two_states.cascade.one_state
     for tree in ptb_small[1][:5]:
         words = tree.words()

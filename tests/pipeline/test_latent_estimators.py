@@ -51,8 +51,8 @@ ESTIMATORS = {
 SPEC = TransformSpec(scheme="penn", head_rules="collins")
 DECODERS = {
     "spectral": "mbr",
-    "clustering": "max_rule",
-    "inherit": "max_rule",
+    "clustering": "mbr",
+    "inherit": "mbr",
     "noisy_clustering": "product_mbr",
     "split_merge": "product_mbr",
 }
