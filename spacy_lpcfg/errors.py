@@ -109,7 +109,7 @@ class Errors(metaclass=_CodedMessages):
     # Figures of split-merge training (plots.plot_training)
     E190 = (
         "{path} has no split-merge training history to draw: {detail}. Give a model "
-        "directory written by 'spacy-lpcfg train --estimator split_merge', or the "
+        "directory written by 'spacy-lpcfg train --estimator split_merge' (or inherit), or the "
         "checkpoint folder of such a training run in progress."
     )
     E191 = "Malformed split-merge training history ({source}): {detail}"

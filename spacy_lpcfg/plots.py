@@ -197,7 +197,7 @@ def read_training_history(path: str | Path) -> dict[str, Any]:
         if history is None:
             detail = (
                 f"it is a model of the '{model.estimator}' estimator"
-                if model.estimator != "split_merge"
+                if model.estimator not in ("split_merge", "inherit")
                 else f"its {CFG} records none (trained by an older version?)"
             )
             raise ValueError(Errors.E190.format(path=path, detail=detail))
@@ -327,7 +327,7 @@ def training_figure(
     _draw_log_likelihoods(figure.add_subplot(grid[0, :]), history["log_likelihoods"])
     _draw_dev_f1(figure.add_subplot(grid[1, 0]), history["dev_f1"], history.get("best_cycle"))
     _draw_states(figure.add_subplot(grid[1, 1]), history["n_states"], names)
-    figure.suptitle(title or f"Split-merge training: {len(history['n_states'])} cycles")
+    figure.suptitle(title or f"EM training: {len(history['n_states'])} cycles")
     figure.tight_layout()
     return figure
 

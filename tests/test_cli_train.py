@@ -467,7 +467,9 @@ def test_train_inherit_over_x_bar_trees(tmp_path, data_dir):
     assert (model.transform.h_markov, model.transform.keep_functions) == (0, False)
     assert model.grammar.max_states == 4
     # annealed: 2 values, then 4
-    assert len(model.training["log_likelihoods"]) == 2 * (model.params["em_iterations"] + 1)
+    history = model.training["history"]
+    assert [len(phase["values"]) for phase in history["log_likelihoods"]] == [51, 51]
+    assert [states["NP"] for states in history["n_states"]] == [2, 4]
 
 
 def test_train_clone_some_is_split_merge_splitting_some_symbols(tmp_path, data_dir):

@@ -259,6 +259,26 @@ def test_cli_plot_training(on_dev, tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
+def test_cli_plot_training_of_an_inherit_model(tmp_path):
+    """INHERIT records its stages (2 then 4 values) as split-merge records cycles."""
+    pytest.importorskip("matplotlib")
+    from spacy_lpcfg.estimators import InheritEstimator
+
+    model = tmp_path / "inherit"
+    estimator = InheritEstimator(n_states=4, em_iterations=2, open_class_threshold=1)
+    estimator.fit(TREES).model_.to_disk(model)
+    history = read_training_history(model)
+    assert [phase["values"] for phase in history["log_likelihoods"]] == [
+        estimator.log_likelihoods_[:3],
+        estimator.log_likelihoods_[3:],
+    ]
+    assert [states["NP"] for states in history["n_states"]] == [2, 4]
+    result = _invoke("plot", "training", model, tmp_path / "i.png")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "i.png").read_bytes().startswith(PNG_MAGIC)
+    assert f"training history of 2 cycles ({model})" in result.stderr
+
+
 def test_cli_plot_training_of_a_run_in_progress(tmp_path):
     """A MODEL_DIR that train has not written yet: the checkpoints beside it."""
     pytest.importorskip("matplotlib")

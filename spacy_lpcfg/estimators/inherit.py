@@ -312,7 +312,9 @@ class InheritEstimator(TreebankEstimator):
     ``lexicon_``, ``model_`` (ParsingModel), ``inherit_grammar_`` (InheritGrammar),
     ``treebank_`` (EMTreebank), ``log_likelihoods_`` (list[float], of the training
     trees under the grammar that starts each stage and after each of its M-steps:
-    ``em_iterations + 1`` per stage), ``n_parameters_`` (int, free parameters,
+    ``em_iterations + 1`` per stage), ``history_`` (dict, JSON: the same per stage,
+    and the values per symbol, in split-merge's form, which ``plot training`` draws;
+    also ``model_.training["history"]``), ``n_parameters_`` (int, free parameters,
     ``free_parameters``).
     """
 
@@ -391,18 +393,42 @@ class InheritEstimator(TreebankEstimator):
         expanded = expand(treebank, grammar)
         state = CycleState(0, grammar.n_states, expanded.weights, estep.state_counts)
         leaves = np.repeat((nodes.left < 0) & (nodes.right < 0), grammar.n_states[nodes.symbol])
+        self.history_ = self._history(treebank, stages)
         self.grammar_, self.coarse_grammar_, self.lexicon_, self.model_ = latent_model(
-            self,
-            treebank,
-            state,
-            estep.posteriors[leaves],
-            self.lexical_smoothing,
-            log_likelihoods=[float(v) for v in self.log_likelihoods_],
-        )
+            self, treebank, state, estep.posteriors[leaves], self.lexical_smoothing,
+            history=self.history_,
+        )  # fmt: skip
         self.inherit_grammar_ = grammar
         self.treebank_ = treebank
         self.n_parameters_ = free_parameters(treebank, grammar)
         return self
+
+    def _history(self, treebank: EMTreebank, stages: int) -> dict:
+        """The training record in split-merge's form (``plots.plot_training`` draws it):
+        each stage is a cycle whose EM follows a split (the cloning), no dev scores."""
+        per_stage = self.em_iterations + 1
+        symbols = treebank.counts.symbols
+        values = [float(v) for v in self.log_likelihoods_]
+        return {
+            "log_likelihoods": [
+                {
+                    "cycle": k + 1,
+                    "phase": "split",
+                    "values": values[k * per_stage : (k + 1) * per_stage],
+                }
+                for k in range(stages)
+            ],
+            "dev_f1": [],
+            "n_states": [
+                {
+                    symbols.name(a): self.n_states // 2 ** (stages - 1 - k)
+                    for a in range(len(symbols))
+                    if a != symbols.root and self.n_states // 2 ** (stages - 1 - k) > 1
+                }
+                for k in range(stages)
+            ],
+            "best_cycle": None,
+        }
 
     def _em(
         self, treebank: EMTreebank, grammar: InheritGrammar
