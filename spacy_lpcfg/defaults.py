@@ -164,7 +164,7 @@ class SplitMergeDefaults:
 class InheritDefaults:
     """``InheritEstimator`` (Dreyer & Eisner 2006's INHERIT model) over X-bar trees: 16
     feature values reached by cloning all from 2 (2, 4, 8, 16), 50 EM iterations per
-    stage. ptb_sample dev F1, mean over seeds 0-3: 80.22 (79.19-81.41); without the
+    stage. ptb_sample dev F1 (max_rule), mean over seeds 0-3: 80.22 (79.19-81.41); without the
     cloning 79.26; with lexical_smoothing 0.1 79.65; 8 values 78.84 (not annealed
     77.76, rule smoothing 0.05 77.65); 32 values 81.10 on seeds 0-1 (against 80.79 for
     16) but parse 4 times slower with 8 times the expanded grammar."""
