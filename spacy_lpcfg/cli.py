@@ -1129,24 +1129,32 @@ def plot_spectrum(
 def plot_training(
     model_dir: Path = typer.Argument(
         ...,
-        help="A split_merge model, or the checkpoint folder of a training run (also found "
-        "beside MODEL_DIR while 'train' has not written it yet).",
+        help="A split_merge or inherit model, or the checkpoint folder of a training run "
+        "(also found beside MODEL_DIR while 'train' has not written it yet).",
     ),
-    output: Path = typer.Argument(..., help="PNG file to write."),
+    output_argument: Path | None = typer.Argument(
+        None, metavar="[OUTPUT]", help="PNG file to write (or --output)."
+    ),
+    output_option: Path | None = typer.Option(
+        None, "--output", help="PNG file to write (default: MODEL_DIR/training.png)."
+    ),
     symbols: str = typer.Option(
         "12", "--symbols", help="How many symbols (most states first), or names, a,b,c."
     ),
 ) -> None:
-    """Plot a split-merge training: log-likelihood per EM iteration, dev F1 per cycle
-    (and the cycle kept), latent states per symbol per cycle, to a PNG file."""
+    """Plot a split-merge (or INHERIT) training: log-likelihood per EM iteration, dev F1
+    per cycle (and the cycle kept), latent states per symbol per cycle, to a PNG file."""
     from .errors import GrammarError
     from .plots import plot_training as draw_training
     from .plots import read_training_history
 
+    if output_argument is not None and output_option is not None:
+        _fail("give the PNG file once: as OUTPUT or as --output", 2)
     chosen = int(symbols) if symbols.strip().isdigit() else [s for s in symbols.split(",") if s]
     source = model_dir
     if not model_dir.exists() and _checkpoint_dir(model_dir).is_dir():
         source = _checkpoint_dir(model_dir)  # a run in progress: its cycles so far
+    output = output_argument or output_option or source / "training.png"
     try:
         history = read_training_history(source)
         written = draw_training(history, output, symbols=chosen)

@@ -279,6 +279,22 @@ def test_cli_plot_training_of_an_inherit_model(tmp_path):
     assert f"training history of 2 cycles ({model})" in result.stderr
 
 
+def test_cli_plot_training_output_as_an_option_or_by_default(on_dev, tmp_path):
+    """Like ``plot spectrum``: --output, else MODEL_DIR/training.png; not both."""
+    pytest.importorskip("matplotlib")
+    model = tmp_path / "model"
+    on_dev.model_.to_disk(model)
+    result = _invoke("plot", "training", model, "--output", tmp_path / "o.png")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "o.png").read_bytes().startswith(PNG_MAGIC)
+    result = _invoke("plot", "training", model)
+    assert result.exit_code == 0, result.output
+    assert (model / "training.png").read_bytes().startswith(PNG_MAGIC)
+    both = _invoke("plot", "training", model, tmp_path / "a.png", "--output", tmp_path / "b.png")
+    assert both.exit_code == 2 and "once" in both.stderr
+    assert not (tmp_path / "a.png").exists() and not (tmp_path / "b.png").exists()
+
+
 def test_cli_plot_training_of_a_run_in_progress(tmp_path):
     """A MODEL_DIR that train has not written yet: the checkpoints beside it."""
     pytest.importorskip("matplotlib")
