@@ -171,14 +171,18 @@ def _chain_bottom(coarse: str) -> str:
 
 def default_decoder(model: ParsingModel) -> str:
     """The decoder of ``decoder="auto"`` (``defaults.DECODER``): the one stored with the
-    model (``combine``), else "product_mbr" for an ensemble, "mbr" for a grammar with
-    latent states or a signed one (a spectral model: the max-rule and Viterbi
-    objectives need non-negative weights), else (the treebank PCFG) "max_rule"."""
+    model (``combine``), else "product_mbr" for an ensemble, "mbr" for a signed grammar
+    (a spectral model: the max-rule and Viterbi objectives need non-negative weights)
+    and for a grammar with latent states over collapsed unary chains (MBR puts one
+    label on a span, so without ``X::Y`` symbols it would drop the lower labels of a
+    chain), else "max_rule" (the treebank PCFG)."""
     if model.decoder is not None:
         return model.decoder
     if model.training.get(ENSEMBLE):
         return "product_mbr"
-    if model.grammar.max_states > 1 or model.estimator == "spectral" or model.grammar.signed:
+    if model.estimator == "spectral" or model.grammar.signed:
+        return "mbr"
+    if model.grammar.max_states > 1 and model.transform.collapse_unary:
         return "mbr"
     return "max_rule"
 

@@ -140,6 +140,22 @@ def test_parser_auto_decoder(small_model):
     from spacy_lpcfg.decode.parser import default_decoder
 
     assert Parser(small_model).decoder == default_decoder(small_model) == "max_rule"
+    # latent states: mbr over collapsed unary chains (the default), else max_rule, whose
+    # trees keep every label of a chain
+    from dataclasses import replace
+
+    from chart.brute_force import with_unused_state
+
+    from spacy_lpcfg.grammar import ParsingModel
+
+    latent = ParsingModel(
+        with_unused_state(small_model.grammar), small_model.lexicon, small_model.transform
+    )
+    assert small_model.transform.collapse_unary and default_decoder(latent) == "mbr"
+    chains = ParsingModel(
+        latent.grammar, latent.lexicon, replace(latent.transform, collapse_unary=False)
+    )
+    assert default_decoder(chains) == "max_rule"
     assert default_decoder(_ensemble_of_copies(small_model, 1, "spectral")) == "mbr"
     assert default_decoder(_ensemble_of_copies(small_model, 2)) == "product_mbr"
     with pytest.raises(ValueError, match="decoder"):
