@@ -125,7 +125,7 @@ def report(rows: list[dict], args, sentences: int) -> str:
             f"| {row['model']} | {row['decoder']} | {row['f1']:.2f} | {row['function_f1']:.2f} "
             f"| {row['sentences_per_second']:.1f} | {extra} |"
         )
-    alone = "max_rule" if args.n_models == 1 else "product_mbr"
+    alone = "mbr" if args.n_models == 1 else "product_mbr"
     lines += [
         "",
         f"Alone, each member decodes with its own default ({alone}). Sentences/s were "

@@ -4,8 +4,7 @@ Usage: python benchmarks/bench_estimators.py [--part sweep|test|cost|languages|a
        [--icepahc-dev N] [--no-write]
 
 * ``sweep``: ptb_sample dev F1 of both estimators for n_states in 1, 4, 8, 16, 32
-  (defaults otherwise: spectral decoded with ``mbr``, clustering with ``max_rule``
-  and ``mbr``), with fit seconds, parse speed and grammar size; a PNG plot
+  (spectral decoded with ``mbr``, clustering with ``max_rule`` and ``mbr``), with fit seconds, parse speed and grammar size; a PNG plot
   (``benchmarks/estimators_f1_vs_m.png``) when matplotlib is installed.
 * ``test``: ptb_sample test F1, once per configuration chosen on dev (``TEST_CONFIGS``),
   including a noisy clustering ensemble decoded jointly.

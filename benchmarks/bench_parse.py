@@ -1,7 +1,7 @@
 """Parsing speed and accuracy, single process: the BENCHMARKS.md section "parse".
 
-Cases, all with the default Parser (max_rule decoding, default pruning levels and
-threshold): the MLE model on the PTB-sample test split and on (the first sentences
+Cases, all with the default Parser (decoder auto: max_rule for the MLE model, mbr for
+the latent ones since f445e06; default pruning levels and threshold): the MLE model on the PTB-sample test split and on (the first sentences
 of) the IcePaHC dev split, and synthetic latent grammars (the PTB MLE grammar split
 into m = 8 and 16 states, ``synthetic.py``) on the PTB-sample test split; plus the
 accuracy reference the pruning is held to (the former default levels at threshold
@@ -129,7 +129,7 @@ def report(rows: list[dict], repeat: int) -> str:
     )
     return (
         "## Parsing: speed and accuracy\n\n"
-        "`python benchmarks/bench_parse.py`: one process, default `Parser` (max_rule; "
+        "`python benchmarks/bench_parse.py`: one process, default `Parser` (decoder auto; "
         "pruning levels X-bar with unary chains cut to their lowest label and POS "
         "categories, then X-bar with Markov context; threshold 3e-4); speed is the median "
         f"(min-max) of {repeat} runs after a warm-up, over the sentences of each line; "

@@ -809,7 +809,8 @@ PARSER_OPTIONS = {
         defaults.DECODER,
         "--decoder",
         help="max_rule, variational, viterbi, mbr, product or product_mbr (ensembles); "
-        "auto: product_mbr for an ensemble, mbr for a spectral model, else max_rule.",
+        "auto: product_mbr for an ensemble, mbr for a latent or spectral model (unary "
+        "chains collapsed), else max_rule.",
     ),
     "threshold": typer.Option(
         defaults.PRUNE_THRESHOLD, "--prune-threshold", help="Posterior threshold of pruning."

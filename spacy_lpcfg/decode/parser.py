@@ -305,6 +305,10 @@ class Parser:
                 part.seconds, part.fallbacks, part._lock = self.seconds, self.fallbacks, self._lock
                 if part.decoder == "viterbi":  # no span scores: its nearest that has them
                     part.decoder = "max_rule"
+                elif part.decoder == "mbr" and not part.members[0].signed:
+                    # auto's mbr is for a grammar decoded alone: dual decomposition's slaves
+                    # (and its step size) are max-rule ones, and mbr slaves took 7 times as long
+                    part.decoder = "max_rule"
             keepers = [part for part in model.parts if part.transform.keep_functions]
             self.pipeline = (keepers or [model])[0].pipeline
             self.known_tags = frozenset().union(*(p.known_tags for p in self._parts))

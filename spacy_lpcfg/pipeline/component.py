@@ -182,7 +182,8 @@ class LPCFGParser(Pipe):
         ``head_rules`` default to the training data's.
     decoder (str): "max_rule", "variational", "viterbi", "mbr", "product",
         "product_mbr" or "auto" (the model's: "product_mbr" for an ensemble, "mbr"
-        for a signed grammar, as spectral ones are, else "max_rule").
+        for a signed grammar, as spectral ones are, and for one with latent states
+        over collapsed unary chains, else "max_rule"; ``decode.parser.default_decoder``).
     prune_threshold (float | None): coarse-to-fine pruning threshold; None is the
         parser's default.
     use_tags (str): given ``token.tag_``: "auto" (constrain when present),

@@ -85,7 +85,8 @@ def make_mle_estimator(
 # getting one state, e.g. ``[components.lpcfg_parser.estimator.n_states]`` with
 # ``NP = 16``; the data caps it either way (``min_count_per_state``,
 # ``singular_value_threshold``). A spectral grammar is signed: the component's
-# decoder "auto" (the default) decodes it with "mbr", the others with "max_rule".
+# decoder "auto" (the default) decodes it with "mbr", as it does the other latent
+# grammars (over collapsed unary chains; ``decode.parser.default_decoder``).
 
 
 @registry.misc("spacy_lpcfg.SpectralEstimator.v1")
