@@ -290,7 +290,11 @@ class Errors(metaclass=_CodedMessages):
     E705 = "No span group '{key}' on this Doc to draw; its span groups: {known}."
 
     # The search: optimize and LatentStateSearch (E801-E829)
-    E801 = "{path} is not a search trace (its first line should name the trace version)."
+    E801 = (
+        "{path} is not a search trace of this version (its first line should name trace "
+        "version {version}; an older trace scored its candidates otherwise): remove it to "
+        "start the search again."
+    )
     E802 = (
         "{path} is the trace of another search (other training or dev trees, or other "
         "settings): cannot resume from it. Remove it, or start the search with the "

@@ -22,7 +22,9 @@ from typing import Any, TextIO
 from ..errors import Errors
 from ..trees.tree import Tree
 
-TRACE_VERSION = 1
+# 2: decoder "auto" scores latent candidates with mbr (version 1 traces: max_rule), so
+# the scores of the two cannot be ranked together.
+TRACE_VERSION = 2
 
 
 def fingerprint(train: Iterable[Tree], dev: Iterable[Tree], settings: Mapping[str, Any]) -> str:
@@ -77,7 +79,7 @@ class Trace:
                 record = None
             if number == 1:
                 if not isinstance(record, dict) or record.get("trace") != TRACE_VERSION:
-                    raise ValueError(Errors.E801.format(path=path))
+                    raise ValueError(Errors.E801.format(path=path, version=TRACE_VERSION))
                 if record.get("fingerprint") != self.fingerprint:
                     raise ValueError(Errors.E802.format(path=path))
                 continue

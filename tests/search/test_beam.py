@@ -95,3 +95,18 @@ def test_a_budget_that_runs_out_keeps_the_best_so_far():
 def test_a_bad_beam_is_refused():
     with pytest.raises(ValueError, match="beam"):
         beam_search(["A"], {"A": 1}, {}, lambda a, s: [0.0] * len(a), beam=0)
+
+
+def test_a_trace_of_an_older_version_is_refused(tmp_path):
+    """Version 1 traces scored latent candidates with max_rule, which cannot be ranked
+    with the mbr scores of this version."""
+    import json
+
+    from spacy_lpcfg.search.trace import TRACE_VERSION, Trace
+
+    path = tmp_path / "trace.jsonl"
+    path.write_text(json.dumps({"trace": 1, "fingerprint": "f"}) + "\n", encoding="utf8")
+    with pytest.raises(ValueError, match=rf"E801.*version {TRACE_VERSION}"):
+        Trace(path, "f", resume=True)
+    path.write_text(json.dumps({"trace": TRACE_VERSION, "fingerprint": "f"}) + "\n")
+    assert Trace(path, "f", resume=True).records == []
