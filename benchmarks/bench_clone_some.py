@@ -53,19 +53,11 @@ def main() -> None:
     from spacy_lpcfg.defaults import INHERIT
     from spacy_lpcfg.estimators import SplitMergeEstimator
     from spacy_lpcfg.estimators.inherit import InheritEstimator
-    from spacy_lpcfg.estimators.split_merge import KINDS, EMGrammar
+    from spacy_lpcfg.estimators.split_merge import KINDS, EMGrammar, count_distributions
 
     inherit_defaults = ", ".join(
         f"{name} {value}" for name, value in asdict(INHERIT).items() if name != "n_states"
     )
-
-    def distributions(treebank, n_states) -> int:
-        """Rule distributions (one per phrasal parent state) and emission ones (per tag
-        state)."""
-        counts = treebank.counts
-        phrasal = np.unique(np.concatenate([counts.binary_rules[:, 0], counts.unary_rules[:, 0]]))
-        tags = np.unique(treebank.lexical_rules[:, 0])
-        return int(n_states[phrasal].sum() + n_states[tags].sum())
 
     splits = load_splits("ptb_sample", data_dir=data_dir(), keep_functions=False)
     lines = [
@@ -91,7 +83,7 @@ def main() -> None:
             layout = EMGrammar(n_states, {})
             weights = sum(int(layout.offsets(treebank, kind)[-1]) for kind in KINDS)
             f1 = estimator.history_["dev_f1"][cycle - 1]
-            free = weights - distributions(treebank, n_states)
+            free = weights - count_distributions(treebank, n_states)
             lines.append(
                 f"| {name} | {cycle} | {int(n_states.sum()):,} | {weights:,} | {free:,} "
                 f"| {f1:.2f} |"

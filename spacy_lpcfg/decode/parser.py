@@ -169,20 +169,24 @@ def _chain_bottom(coarse: str) -> str:
     return base.rpartition(UNARY_SEP)[2] + sep + annotation
 
 
-def default_decoder(model: ParsingModel) -> str:
+def default_decoder(model: ParsingModel, *, member: bool = False) -> str:
     """The decoder of ``decoder="auto"`` (``defaults.DECODER``): the one stored with the
     model (``combine``), else "product_mbr" for an ensemble, "mbr" for a signed grammar
     (a spectral model: the max-rule and Viterbi objectives need non-negative weights)
     and for a grammar with latent states over collapsed unary chains (MBR puts one
     label on a span, so without ``X::Y`` symbols it would drop the lower labels of a
-    chain), else "max_rule" (the treebank PCFG)."""
+    chain), else "max_rule" (the treebank PCFG).
+
+    member (bool): for a member of a model with members: "max_rule" for any grammar
+    that is not signed (dual decomposition's slaves, and its step size, are max-rule
+    ones; mbr slaves took 7 times as long)."""
     if model.decoder is not None:
         return model.decoder
     if model.training.get(ENSEMBLE):
         return "product_mbr"
     if model.estimator == "spectral" or model.grammar.signed:
         return "mbr"
-    if model.grammar.max_states > 1 and model.transform.collapse_unary:
+    if not member and model.grammar.max_states > 1 and model.transform.collapse_unary:
         return "mbr"
     return "max_rule"
 
@@ -298,17 +302,17 @@ class Parser:
                 "levels": levels,
             }
             self._parts = [
-                Parser(part, use_tags=use_tags, max_length=max_length, **options)
+                Parser(
+                    part,
+                    decoder=default_decoder(part, member=True),
+                    use_tags=use_tags,
+                    max_length=max_length,
+                    **options,
+                )
                 for part in model.parts
             ]
             for part in self._parts:  # the parts count into this parser's statistics
                 part.seconds, part.fallbacks, part._lock = self.seconds, self.fallbacks, self._lock
-                if part.decoder == "viterbi":  # no span scores: its nearest that has them
-                    part.decoder = "max_rule"
-                elif part.decoder == "mbr" and not part.members[0].signed:
-                    # auto's mbr is for a grammar decoded alone: dual decomposition's slaves
-                    # (and its step size) are max-rule ones, and mbr slaves took 7 times as long
-                    part.decoder = "max_rule"
             keepers = [part for part in model.parts if part.transform.keep_functions]
             self.pipeline = (keepers or [model])[0].pipeline
             self.known_tags = frozenset().union(*(p.known_tags for p in self._parts))

@@ -182,6 +182,13 @@ def check_number(
         raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
 
 
+def check_bool(estimator: BaseEstimator, name: str) -> None:
+    """Raise ValueError (naming the parameter) unless its value is a bool."""
+    value = getattr(estimator, name)
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(Errors.E012.format(value=value, name=name, expected="a bool"))
+
+
 def check_choice(estimator: BaseEstimator, name: str, choices: tuple[str, ...]) -> None:
     """Raise ValueError (naming the parameter) unless its value is one of ``choices``."""
     value = getattr(estimator, name)

@@ -45,6 +45,21 @@ def _normalise(values, start, size):
     return math.log(largest)
 
 
+@njit(cache=True, nogil=True)
+def node_blocks(symbol, n_states):
+    """Each node's states and where its block starts in the flat per-node vectors;
+    RETURNS (node_states int64[N], node_start int64[N], total int)."""
+    n = len(symbol)
+    node_states = np.empty(n, dtype=np.int64)
+    node_start = np.empty(n, dtype=np.int64)
+    total = 0
+    for i in range(n):
+        node_states[i] = n_states[symbol[i]]
+        node_start[i] = total
+        total += node_states[i]
+    return node_states, node_start, total
+
+
 @njit(cache=True, nogil=True, fastmath=FAST_MATH)
 def inside_outside_nodes(
     symbol,
@@ -76,13 +91,7 @@ def inside_outside_nodes(
         (float64[sum(n_states)], expected nodes per symbol state).
     """
     n = len(symbol)
-    node_states = np.empty(n, dtype=np.int64)
-    node_start = np.empty(n, dtype=np.int64)
-    total = 0
-    for i in range(n):
-        node_states[i] = n_states[symbol[i]]
-        node_start[i] = total
-        total += node_states[i]
+    node_states, node_start, total = node_blocks(symbol, n_states)
     inside = np.zeros(total)
     outside = np.zeros(total)
     log_inside = np.zeros(n)

@@ -43,15 +43,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..defaults import INHERIT, LATENT, LEXICON
-from ..errors import Errors
 from ..progress import progress
-from ..trees.nodes import flatten
-from ..trees.transforms import TransformSpec, transform_treebank
+from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
-from .base import check_number, check_random_state
+from .base import check_bool, check_number, check_random_state
 from .checkpoints import CycleState
 from .em_shards import KINDS, keyboard_interrupts
-from .mle import TreebankEstimator, as_transform_spec, count_rules
+from .mle import TreebankEstimator
 from .split_merge import (
     XBAR,
     EMGrammar,
@@ -59,10 +57,11 @@ from .split_merge import (
     _block_offsets,
     _block_shape,
     _block_start,
-    em_treebank,
+    count_distributions,
     initial_grammar,
     latent_model,
     normalise_rules,
+    read_em_treebank,
 )
 
 
@@ -278,11 +277,7 @@ def free_parameters(treebank: EMTreebank, grammar: InheritGrammar) -> int:
     symbol with more than one value); see the module docstring for the formula."""
     n_states = grammar.n_states
     weights = sum(len(grammar.weights[kind]) for kind in KINDS)
-    phrasal = np.unique(
-        np.concatenate([treebank.counts.binary_rules[:, 0], treebank.counts.unary_rules[:, 0]])
-    )
-    tags = np.unique(treebank.lexical_rules[:, 0])
-    constraints = int(n_states[phrasal].sum() + n_states[tags].sum())
+    constraints = count_distributions(treebank, n_states)
     patterns = sum(
         int((allowed.sum(axis=1) - 1).sum()) for allowed in passable(treebank, n_states).values()
     )
@@ -353,10 +348,7 @@ class InheritEstimator(TreebankEstimator):
     def _check_params(self) -> None:
         self._make_lexicon()  # checks the lexicon parameters
         check_number(self, "n_states", "an int >= 1", low=1, integer=True)
-        if not isinstance(self.clone_all, (bool, np.bool_)):
-            raise ValueError(
-                Errors.E012.format(value=self.clone_all, name="clone_all", expected="a bool")
-            )
+        check_bool(self, "clone_all")
         check_number(self, "em_iterations", "an int >= 0", low=0, integer=True)
         check_number(self, "noise", "0 <= noise < 1", low=0.0, high=1.0)
         for name in ("smoothing", "lexical_smoothing"):
@@ -373,11 +365,8 @@ class InheritEstimator(TreebankEstimator):
         """
         self._check_params()
         random_state = check_random_state(self.random_state)
-        spec, transformed = transform_treebank(trees, as_transform_spec(self.transform))
-        counts = count_rules(transformed, total=len(transformed))
-        nodes = flatten(transformed, counts.symbols, total=len(transformed))
-        del transformed
-        treebank = em_treebank(spec, counts, nodes, self._make_lexicon().fit_counts(counts.tokens))
+        treebank = read_em_treebank(trees, self.transform, self._make_lexicon())
+        nodes = treebank.nodes
         stages = 1
         while self.clone_all and self.n_states % 2**stages == 0 and self.n_states // 2**stages >= 2:
             stages += 1

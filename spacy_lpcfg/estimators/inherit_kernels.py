@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from ..chart.scaled import FAST_MATH
-from .em_kernels import _normalise
+from .em_kernels import _normalise, node_blocks
 
 NEITHER, LEFT, RIGHT, BOTH = 0, 1, 2, 3  # columns of the binary pass patterns
 DRAW, PASS = 0, 1  # columns of the unary ones
@@ -87,13 +87,7 @@ def inherit_inside_outside(
         the nodes' blocks one after the other).
     """
     n = len(symbol)
-    node_states = np.empty(n, dtype=np.int64)
-    node_start = np.empty(n, dtype=np.int64)
-    total = 0
-    for i in range(n):
-        node_states[i] = n_states[symbol[i]]
-        node_start[i] = total
-        total += node_states[i]
+    node_states, node_start, total = node_blocks(symbol, n_states)
     inside = np.zeros(total)
     outside = np.zeros(total)
     fresh = np.zeros(n)

@@ -66,7 +66,7 @@ from ..progress import progress
 from ..trees.nodes import TreebankNodes, flatten, node_rules
 from ..trees.transforms import TransformSpec, transform_treebank
 from ..trees.tree import Tree
-from .base import check_choice, check_number, check_random_state
+from .base import check_bool, check_choice, check_number, check_random_state
 from .checkpoints import (
     Checkpoint,
     CheckpointFolder,
@@ -147,6 +147,30 @@ def em_treebank(
     node_rule = np.where(binary_rule >= 0, binary_rule, unary_rule)
     node_rule[nodes.token_node] = token_rule.reshape(-1)
     return EMTreebank(spec, counts, nodes, node_rule, tuple(entries.tolist()), lexical_rules)
+
+
+def read_em_treebank(
+    trees: Iterable[Tree], transform: TransformSpec | Mapping | None, lexicon: Lexicon
+) -> EMTreebank:
+    """Training trees transformed, counted and laid out for EM (``em_treebank``).
+
+    transform (TransformSpec | Mapping | None): an estimator's ``transform`` parameter.
+    lexicon (Lexicon): unfitted; it is fitted on the trees' tokens.
+    """
+    spec, transformed = transform_treebank(trees, as_transform_spec(transform))
+    counts = count_rules(transformed, total=len(transformed))
+    nodes = flatten(transformed, counts.symbols, total=len(transformed))
+    del transformed
+    return em_treebank(spec, counts, nodes, lexicon.fit_counts(counts.tokens))
+
+
+def count_distributions(treebank: EMTreebank, n_states: np.ndarray) -> int:
+    """The distributions of a latent grammar: rules per phrasal parent state (binary and
+    unary together) and emissions per tag state, one sum-to-one constraint each."""
+    counts = treebank.counts
+    phrasal = np.unique(np.concatenate([counts.binary_rules[:, 0], counts.unary_rules[:, 0]]))
+    tags = np.unique(treebank.lexical_rules[:, 0])
+    return int(n_states[phrasal].sum() + n_states[tags].sum())
 
 
 @dataclass(frozen=True)
@@ -527,11 +551,7 @@ class SplitMergeEstimator(TreebankEstimator):
             )
         for name in ("smoothing", "lexical_smoothing"):
             check_number(self, name, "0 <= s < 1", low=0.0, high=1.0)
-        if not isinstance(self.select_cycle_on_dev, (bool, np.bool_)):
-            value = self.select_cycle_on_dev
-            raise ValueError(
-                Errors.E012.format(value=value, name="select_cycle_on_dev", expected="a bool")
-            )
+        check_bool(self, "select_cycle_on_dev")
 
     def fit(
         self,
@@ -562,11 +582,7 @@ class SplitMergeEstimator(TreebankEstimator):
         dev = self._dev_sample(dev_trees)
         if dev is not None and dev_scorer is None:
             raise ValueError(Errors.E316)
-        spec, transformed = transform_treebank(trees, as_transform_spec(self.transform))
-        counts = count_rules(transformed, total=len(transformed))
-        nodes = flatten(transformed, counts.symbols, total=len(transformed))
-        del transformed
-        treebank = em_treebank(spec, counts, nodes, self._make_lexicon().fit_counts(counts.tokens))
+        treebank = read_em_treebank(trees, self.transform, self._make_lexicon())
         checkpoints, start = None, None
         if self.checkpoint_dir is not None:
             checkpoints = CheckpointFolder(

@@ -26,6 +26,7 @@ from spacy_lpcfg.estimators.inherit import (
     passable,
 )
 from spacy_lpcfg.estimators.inherit_kernels import BOTH, DRAW, LEFT, NEITHER, PASS, RIGHT
+from spacy_lpcfg.estimators.split_merge import read_em_treebank
 
 
 def random_inherit(treebank, rng, n_values) -> InheritGrammar:
@@ -149,15 +150,7 @@ def test_expanded_grammar_gives_the_same_likelihood_and_state_posteriors(seed, l
 
 
 def _treebank(estimator, trees):
-    from spacy_lpcfg.estimators.mle import count_rules
-    from spacy_lpcfg.estimators.split_merge import em_treebank
-    from spacy_lpcfg.trees.nodes import flatten
-    from spacy_lpcfg.trees.transforms import transform_treebank
-
-    spec, transformed = transform_treebank(trees, estimator.transform)
-    counts = count_rules(transformed)
-    nodes = flatten(transformed, counts.symbols)
-    return em_treebank(spec, counts, nodes, estimator._make_lexicon().fit_counts(counts.tokens))
+    return read_em_treebank(trees, estimator.transform, estimator._make_lexicon())
 
 
 def test_expanded_rules_are_distributions():
