@@ -1,8 +1,9 @@
 """The ``lpcfg_bracketer`` component: unlabelled constituents learned from text alone.
 
 ``nlp.add_pipe("lpcfg_bracketer")`` adds it; ``nlp.initialize`` (or ``spacy
-train``) fits its bracketer (``unsupervised.BRACKETERS``, the spectral learner
-of Parikh, Cohen & Xing 2014 by default) on the training Docs' sentences: their
+train``) fits its bracketer (``unsupervised.BRACKETERS``; by default Klein &
+Manning's CCM started from the trees of the spectral learner of Parikh, Cohen
+& Xing 2014, our best measured) on the training Docs' sentences: their
 words, and their POS tags where ``token.tag_`` is set (no brackets are read).
 Each sentence then gets its brackets in ``doc.spans[spans_key]`` (label "X",
 pre-order, the sentence span included) and its bracketed tree in the span
@@ -30,7 +31,7 @@ from ..errors import Errors, GrammarError
 BRACKETS_KEY = "brackets"
 LABEL = "X"  # the label of every bracket (the bracketers' trees use it too)
 MODEL_DIR = "model"
-DEFAULT_METHOD = "spectral_unsup"
+DEFAULT_METHOD = "ccm"  # spectral-seeded (unsupervised.CCM's default init)
 
 
 @Language.factory(
@@ -48,7 +49,8 @@ class LPCFGBracketer(Pipe):
 
     vocab (Vocab): the pipeline's vocabulary.
     name (str): the component name.
-    method (str): "spectral_unsup" (default), "ccm", "right", "left" or "random".
+    method (str): "ccm" (default: CCM started from the spectral trees),
+        "spectral_unsup" (the spectral learner alone), "right", "left" or "random".
     spans_key (str): the span group the brackets go to. Defaults to "brackets".
     """
 

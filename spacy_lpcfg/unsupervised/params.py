@@ -18,9 +18,17 @@ class Params(BaseEstimator):
         """Raise NotFittedError unless ``attribute`` (a fitted attribute) exists."""
         _check_is_fitted(self, [attribute])
 
-    def check_number(self, name: str, expected: str, *, low: float, integer: bool = False) -> None:
-        """Raise ValueError (E012, naming the parameter) unless ``low <= value``."""
-        _check_number(self, name, expected, low=low, integer=integer)
+    def check_number(
+        self,
+        name: str,
+        expected: str,
+        *,
+        low: float,
+        high: float | None = None,
+        integer: bool = False,
+    ) -> None:
+        """Raise ValueError (E012, naming the parameter) unless ``low <= value < high``."""
+        _check_number(self, name, expected, low=low, high=high, integer=integer)
 
     def check_choice(self, name: str, choices: tuple[str, ...]) -> None:
         """Raise ValueError (E012) unless the parameter's value is one of ``choices``."""

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from spacy_lpcfg.unsupervised import CCM
+from spacy_lpcfg.unsupervised import CCM, SpectralBracketer
+from spacy_lpcfg.unsupervised.ccm import _tree_posteriors
 from spacy_lpcfg.unsupervised.ccm_kernels import (
     _inside_outside_logs,
     inside_outside,
@@ -81,7 +82,7 @@ def test_split_uniform_posteriors_match_enumeration(n):
 
 def test_initial_m_step_by_hand():
     # One sentence "A B": its three spans are constituents with posterior 1.
-    model = CCM(n_iter=0).fit([[("x", "A"), ("y", "B")]])
+    model = CCM(init="split_uniform", n_iter=0).fit([[("x", "A"), ("y", "B")]])
     # three yield types seen (A, B, AB) plus the unseen slot: 4 types
     expected_yield = math.log((1 + 2) / (3 + 2 * 4)) - math.log((0 + 8) / (0 + 8 * 4))
     assert model.phi_yield_[:3] == pytest.approx([expected_yield] * 3)
@@ -102,6 +103,44 @@ def test_em_learns_a_consistent_grammar():
         [("the", "D"), ("dog", "N"), ("ran", "V")],
         [("a", "D"), ("dog", "N"), ("saw", "V"), ("a", "D"), ("dog", "N")],
     ] * 5
-    model = CCM(n_iter=20).fit(corpus)
+    model = CCM(init="split_uniform", n_iter=20).fit(corpus)
     assert np.all(np.diff(model.log_likelihoods_) > -1e-9)
     assert set(model.brackets(corpus[0])) >= {(0, 2), (3, 5)}
+
+
+def seeding_corpus():
+    """Tagged sentences with one tag sequence and varied words (the spectral learner's
+    tree is a function of the tags, so it is the same tree for every sentence)."""
+    rng = np.random.default_rng(0)
+    words = {"D": ["the", "a", "this"], "N": ["dog", "cat", "idea"], "V": ["saw", "had"]}
+    return [[(str(rng.choice(words[t])), t) for t in "DNVDN"] for _ in range(30)]
+
+
+def test_spectral_initialiser_starts_from_the_spectral_trees():
+    corpus = seeding_corpus()
+    spectral = SpectralBracketer().fit(corpus).brackets(corpus[0])
+    assert len(spectral) == 4  # a binary tree over five words
+    # Only the spectral trees in the first M step: its Viterbi tree is theirs.
+    seeded = CCM(init="spectral", init_weight=1.0, n_iter=0).fit(corpus)
+    assert seeded.brackets(corpus[0]) == spectral
+    # Weight 0 is Klein & Manning's initialiser exactly.
+    uniform = CCM(init="split_uniform", n_iter=0).fit(corpus)
+    unweighted = CCM(init="spectral", init_weight=0.0, n_iter=0).fit(corpus)
+    np.testing.assert_array_equal(unweighted.phi_yield_, uniform.phi_yield_)
+    np.testing.assert_array_equal(unweighted.phi_context_, uniform.phi_context_)
+    assert not np.array_equal(seeded.phi_yield_, uniform.phi_yield_)
+
+
+def test_tree_posteriors_hold_every_constituent_once():
+    n, brackets = 5, [(0, 5), (0, 2), (2, 5), (3, 5)]
+    posteriors = _tree_posteriors(n, brackets)
+    assert posteriors.sum() == 2 * n - 1  # a binary tree's constituents, words included
+    assert all(posteriors[span_index(i, j)] == 1 for i, j in brackets)
+
+
+@pytest.mark.parametrize("weight", [-0.1, 1.5, float("nan")])
+def test_init_weight_is_checked(weight):
+    with pytest.raises(ValueError, match="init_weight"):
+        CCM(init_weight=weight).fit(seeding_corpus())
+    with pytest.raises(ValueError, match="init"):
+        CCM(init="random").fit(seeding_corpus())
