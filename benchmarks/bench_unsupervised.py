@@ -126,9 +126,7 @@ def report(rows: list[dict], args) -> str:
         "Manning's, fitted on the sentences within the length bound; seeded: `CCM()`, the same "
         "EM started from the spectral trees (its spectral learner fitted on all the sentences; "
         "the fit time includes it); random: seed 0. Best per row (without the oracle) in "
-        "bold.\n\n"
-        + "\n".join(lines)
-        + "\n\n`python benchmarks/bench_unsupervised.py --write`\n"
+        "bold.\n\n" + "\n".join(lines) + "\n\n`python benchmarks/bench_unsupervised.py --write`\n"
     )
 
 
