@@ -380,8 +380,9 @@ def _train_bracketer(
     limit: int | None,
     quiet: bool,
 ) -> None:
-    """``train --estimator spectral_unsup`` (or a baseline): learn from the sentences'
-    words and POS tags (no brackets are read) and save the bracketer."""
+    """``train --estimator ccm`` (CCM started from the spectral trees), ``spectral_unsup``
+    or a baseline: learn from the sentences' words and POS tags (no brackets are read)
+    and save the bracketer."""
     import time
 
     from .errors import DataNotFoundError, TreebankFormatError

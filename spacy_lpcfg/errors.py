@@ -208,6 +208,10 @@ class Errors(metaclass=_CodedMessages):
         "{name} learns from POS-tagged sentences, but no training sentence has tags: give "
         "Trees or (word, tag) pairs (the treebank's tags; no trees are read)."
     )
+    E251 = (
+        "{name} found no word to learn from: the {count} training sentence(s) hold only "
+        "punctuation (first: {excerpt})."
+    )
     # spaCy pipeline component, readers and scorer (E501-E599)
     E501 = (
         "The '{name}' component has no grammar. Train it with nlp.initialize() (spacy train "

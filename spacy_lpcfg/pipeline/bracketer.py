@@ -3,7 +3,8 @@
 ``nlp.add_pipe("lpcfg_bracketer")`` adds it; ``nlp.initialize`` (or ``spacy
 train``) fits its bracketer (``unsupervised.BRACKETERS``; by default Klein &
 Manning's CCM started from the trees of the spectral learner of Parikh, Cohen
-& Xing 2014, our best measured) on the training Docs' sentences: their
+& Xing 2014, the best of them on average over the four bundled treebanks) on
+the training Docs' sentences: their
 words, and their POS tags where ``token.tag_`` is set (no brackets are read).
 Each sentence then gets its brackets in ``doc.spans[spans_key]`` (label "X",
 pre-order, the sentence span included) and its bracketed tree in the span

@@ -2,7 +2,8 @@
 
 ``SpectralBracketer`` is the spectral learner of Parikh, Cohen & Xing (2014)
 (DESIGN.md section 9); ``CCM`` the constituent-context model of Klein &
-Manning (2002) trained by EM; ``RightBranching``, ``LeftBranching`` and
+Manning (2002) trained by EM, started by default from the spectral learner's
+trees; ``RightBranching``, ``LeftBranching`` and
 ``RandomBranching`` the baselines. All follow ``base.Bracketer``: ``fit`` on
 sentences (no trees), ``predict`` unlabelled trees; score them with
 ``evaluation.unlabeled.unlabeled_scores``; ``save_bracketer`` / ``load_bracketer``

@@ -37,6 +37,13 @@ class Bracketer(Params):
                 raise ValueError(Errors.E250.format(name=type(self).__name__))
             self.tagger_ = MostFrequentTagger(tagged)
             parsed = [s for s in parsed if s.tags is not None]
+            if not any(s.content for s in parsed):
+                excerpt = " ".join(parsed[0].words)[:60] if parsed else ""
+                raise ValueError(
+                    Errors.E251.format(
+                        name=type(self).__name__, count=len(parsed), excerpt=repr(excerpt)
+                    )
+                )
         self.n_sentences_ = len(parsed)
         self._fit(parsed)
         return self

@@ -15,9 +15,10 @@ Initialisation: the first M step reads span posteriors. Klein & Manning's
 the default (``init="spectral"``) gives weight ``init_weight`` to the trees of
 the spectral learner (``spectral``, fitted on all the given sentences) and the
 rest to the split-uniform posteriors. EM then climbs from a consistent
-estimate instead of a uniform one, the remedy paper 002 proposes for CCM's
-local optima; on ptb_sample it gains 1-6 F1 over both parents (BENCHMARKS.md
-"unsupervised"). Smoothing: each multinomial gets
+estimate instead of a uniform one, a remedy for the local optima paper 002
+finds in CCM. On ptb_sample it gains 0-1 F1 at <= 10 words and 5 at <= 40 over
+the better of its parents; on Spanish and Icelandic the spectral learner alone
+scores higher (BENCHMARKS.md "unsupervised"). Smoothing: each multinomial gets
 ``smoothing`` extra counts per type, constituent and distituent ones separately
 (the paper's "extra constituent / distituent counts"; 2 and 8 after paper
 002); an unseen yield or context at parse time is a type with the extra counts
@@ -142,7 +143,7 @@ class CCM(Bracketer):
         """The first M step's span posteriors of the ``kept`` sentences, concatenated."""
         by_length = {n: split_uniform_posteriors(n) for n in {len(s.content) for s in kept}}
         initial = [by_length[len(s.content)] for s in kept]
-        if self.init == "spectral" and self.init_weight > 0:
+        if self.init == "spectral" and self.init_weight > 0 and kept:
             spectral = SpectralBracketer()
             spectral._fit(sentences)  # all lengths: it gains from every sentence (paper 002)
             initial = [

@@ -62,8 +62,12 @@ def context_embeddings(
         1 / np.sqrt(np.maximum(col_sums, 1))[None, :]
     )
     k = min(dim, min(scaled.shape) - 1)
-    start = np.random.default_rng(random_state).uniform(size=min(scaled.shape))
-    left_vectors, _, _ = svds(scaled.tocsc(), k=k, v0=start)
+    if k >= 1:
+        start = np.random.default_rng(random_state).uniform(size=min(scaled.shape))
+        left_vectors, _, _ = svds(scaled.tocsc(), k=k, v0=start)
+    else:  # a vocabulary of one word (or none): the sparse solver needs more, dense does not
+        k = min(dim, *scaled.shape)
+        left_vectors = np.linalg.svd(scaled.toarray(), full_matrices=False)[0][:, :k]
     vectors = np.zeros((len(vocabulary), dim))
     vectors[:, :k] = left_vectors
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)

@@ -80,7 +80,12 @@ def load_bracketer(path: str | Path) -> Bracketer:
     meta = json.loads((path / "bracketer.json").read_text(encoding="utf-8"))
     if meta.get("format_version") != FORMAT_VERSION or meta.get("name") not in CLASSES:
         raise ValueError(f"{path} is not a bracketer of format {FORMAT_VERSION}")
-    model = CLASSES[meta["name"]](**meta["params"])
+    try:
+        model = CLASSES[meta["name"]](**meta["params"])
+    except TypeError:  # a parameter this version does not know (a newer file)
+        known = CLASSES[meta["name"]]().get_params()
+        unknown = sorted(set(meta["params"]) - set(known))
+        raise ValueError(f"{path} has parameters this version does not know: {unknown}") from None
     for name, value in meta["fitted"].items():
         setattr(model, name, [float(v) for v in value] if name == "log_likelihoods_" else value)
     with np.load(path / "arrays.npz", allow_pickle=False) as arrays:

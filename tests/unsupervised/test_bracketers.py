@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -209,3 +210,13 @@ def test_oracle_top_bracket_is_the_gold_one():
     model = SpectralBracketer(rank=2, embedding_dim=6).fit(corpus)
     assert (2, 5) in model.brackets(tree)
     assert (0, 3) in model.set_params(top_bracket="oracle").brackets(tree)
+
+
+def test_a_saved_bracketer_with_an_unknown_parameter_is_refused_by_name(tmp_path):
+    model = BRACKETERS["right"]().fit([])
+    save_bracketer(model, tmp_path / "model")
+    meta = json.loads((tmp_path / "model" / "bracketer.json").read_text())
+    meta["params"]["from_the_future"] = 1
+    (tmp_path / "model" / "bracketer.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="from_the_future"):
+        load_bracketer(tmp_path / "model")

@@ -16,6 +16,7 @@ from spacy_lpcfg.unsupervised.ccm_kernels import (
     split_uniform_posteriors,
     viterbi_brackets,
 )
+from spacy_lpcfg.unsupervised.sentences import as_sentences
 
 
 def binary_trees(i, j):
@@ -144,3 +145,36 @@ def test_init_weight_is_checked(weight):
         CCM(init_weight=weight).fit(seeding_corpus())
     with pytest.raises(ValueError, match="init"):
         CCM(init="random").fit(seeding_corpus())
+
+
+def test_initial_posteriors_mix_each_kept_sentence_with_its_own_tree():
+    # Varied lengths and tags; a sentence over max_length and one of punctuation only
+    # come first, so that a tree paired with the wrong sentence would show.
+    rng = np.random.default_rng(1)
+    tags = ["D", "N", "V", "P", "J"]
+    corpus = [[(f"w{i}", "N") for i in range(9)], [(".", "."), (",", ",")]]
+    for _ in range(40):
+        length = int(rng.integers(1, 8))
+        corpus.append([(f"w{rng.integers(30)}", str(rng.choice(tags))) for _ in range(length)])
+    sentences = as_sentences(corpus)
+    model = CCM(init_weight=0.3, max_length=8)
+    kept = [s for s in sentences if s.content and len(s.content) <= 8]
+    assert len(kept) == len(corpus) - 2
+    spectral = SpectralBracketer()
+    spectral._fit(sentences)
+    expected = np.concatenate(
+        [
+            0.3 * _tree_posteriors(len(s.content), spectral._brackets_of(s))
+            + 0.7 * split_uniform_posteriors(len(s.content))
+            for s in kept
+        ]
+    )
+    np.testing.assert_allclose(model._initial_posteriors(sentences, kept), expected)
+
+
+def test_a_corpus_without_words_is_refused_by_name():
+    with pytest.raises(ValueError, match="E251.*CCM.*'. !'"):
+        CCM().fit([[(".", "."), ("!", ".")]])
+    # one word type is enough (the spectral learner's vectors come from a dense SVD)
+    model = CCM().fit([[("a", "D")]] * 5)
+    assert model.brackets(["a", "a", "a"]) in ([(0, 3), (1, 3)], [(0, 2), (0, 3)])
