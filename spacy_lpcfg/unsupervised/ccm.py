@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..progress import progress
 from .base import Bracketer
 from .ccm_kernels import (
     expected_counts,
@@ -120,7 +121,7 @@ class CCM(Bracketer):
         context_c = np.bincount(keys.contexts, weights=initial, minlength=self.n_contexts_)
         self.log_likelihoods_ = []
         self.n_iter_ = 0
-        for iteration in range(self.n_iter + 1):
+        for iteration in progress(range(self.n_iter + 1), desc="CCM EM", unit="iteration"):
             log_d_yield, self.phi_yield_ = self._log_ratios(yield_c, span_yields - yield_c)
             log_d_context, self.phi_context_ = self._log_ratios(
                 context_c, span_contexts - context_c
@@ -146,10 +147,11 @@ class CCM(Bracketer):
         if self.init == "spectral" and self.init_weight > 0 and kept:
             spectral = SpectralBracketer()
             spectral._fit(sentences)  # all lengths: it gains from every sentence (paper 002)
+            trees = progress(kept, desc="spectral trees", unit="sentence")
             initial = [
                 self.init_weight * _tree_posteriors(len(s.content), spectral._brackets_of(s))
                 + (1 - self.init_weight) * uniform
-                for s, uniform in zip(kept, initial)
+                for s, uniform in zip(trees, initial)
             ]
         return np.concatenate(initial or [np.zeros(0)])
 
