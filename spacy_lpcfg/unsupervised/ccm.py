@@ -34,7 +34,6 @@ from ..progress import progress
 from .base import Bracketer
 from .ccm_kernels import (
     expected_counts,
-    span_index,
     span_keys,
     split_uniform_posteriors,
     viterbi_brackets,
@@ -192,7 +191,9 @@ class CCM(Bracketer):
 def _tree_posteriors(n: int, brackets: list[tuple[int, int]]) -> np.ndarray:
     """0/1 span posteriors, in triangular order, of the binary tree with ``brackets``
     (its words and whole span are constituents whatever the list holds)."""
+    words = np.arange(n)
+    starts = np.concatenate([words, [0], [i for i, _ in brackets]]).astype(np.int64)
+    ends = np.concatenate([words + 1, [n], [j for _, j in brackets]]).astype(np.int64)
     posteriors = np.zeros(n * (n + 1) // 2)
-    for i, j in [(i, i + 1) for i in range(n)] + [(0, n)] + list(brackets):
-        posteriors[span_index(i, j)] = 1.0
+    posteriors[ends * (ends - 1) // 2 + starts] = 1.0  # ccm_kernels.span_index, vectorised
     return posteriors
