@@ -8,6 +8,7 @@ commands so ``--help`` stays fast.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -15,14 +16,18 @@ import re
 import shutil
 import sys
 import warnings
+from collections.abc import Iterable
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
 from . import defaults
+from .defaults import CEILINGS
 from .errors import excerpt
+from .interrupts import Terminated, exit_status, handle_sigterm
 from .recipes import (
     ENSEMBLE_ESTIMATORS,
     ESTIMATORS,
@@ -53,9 +58,90 @@ def _print_json(payload: dict) -> None:
     sys.stdout.write(json.dumps(clean, indent=2, ensure_ascii=False) + "\n")
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def _interrupted(err: KeyboardInterrupt, message: str) -> NoReturn:
+    """End the command after Ctrl-C (exit 130) or SIGTERM (143) with one line."""
+    what = "terminated (SIGTERM)" if isinstance(err, Terminated) else "interrupted"
+    typer.echo(f"{what}: {message}", err=True)
+    raise typer.Exit(exit_status(err))
+
+
+def guarded(command):
+    """Every command's last line of defence: Ctrl-C and SIGTERM end it with one line
+    and 130/143, an error writing the output (a full disk, a closed pipe) with one
+    ``error:`` line; commands with more to say catch these first."""
+
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        try:
+            command(*args, **kwargs)
+            sys.stdout.flush()  # here, not at exit, where a failed flush is a traceback
+        except KeyboardInterrupt as err:
+            _interrupted(err, "stopped before the end")
+        except BrokenPipeError:  # `| head`: the reader has all it wants
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(141) from None
+        except OSError as err:
+            where = f" ({err.filename})" if err.filename else " (standard output)"
+            _fail(f"cannot write the output{where}: {err.strerror or err}")
+
+    return run
+
+
+def _check_count(value: int | None, option: str, low: int, high: int | float) -> None:
+    """Fail (exit 2, before any work) unless ``low <= value <= high``; None passes."""
+    if value is not None and not low <= value <= high:
+        _fail(f"{option} must be from {low} to {high}, not {value}", 2)
+
+
+def _corpus_inputs(corpus: str, data_dir: Path | None) -> list[Path]:
+    """The files or folders a corpus argument reads: the named corpus's folder in the
+    data directory, or the treebank path."""
+    from .corpora import CORPORA, resolve_data_dir
+    from .errors import DataNotFoundError
+
+    if corpus in CORPORA:
+        try:
+            return [resolve_data_dir(data_dir) / corpus]
+        except DataNotFoundError:
+            return []  # nothing to protect: reading will fail with its own message
+    return [Path(corpus)]
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+def _same(output: Path, source: Path) -> bool:
+    """Whether two paths name one file (through a symbolic or a hard link too)."""
+    try:
+        return output.resolve() == source.resolve() or output.samefile(source)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def _refuse_overwrite(
+    output: Path, what: str, inputs: Iterable[Path | None] = (), replaces_dir: bool = False
+) -> None:
+    """Fail before any work when writing ``what`` to ``output`` could destroy an input:
+    ``output`` is an input file, or lies inside an input folder (a model directory, a
+    treebank folder); ``replaces_dir``: ``output`` is a folder written anew, which must
+    hold no input either."""
+    target = output.resolve()
+    for source in inputs:
+        if source is None or not source.exists():
+            continue
+        resolved = source.resolve()
+        if _same(output, source):
+            _fail(f"cannot write {what} to {output}: that would overwrite the input {source}")
+        if source.is_dir() and _inside(target, resolved):
+            _fail(f"cannot write {what} to {output}: it lies in the input folder {source}")
+        if replaces_dir and _inside(resolved, target):
+            _fail(f"cannot write {what} to {output}: it holds the input {source}")
 
 
 TREEBANK_ENCODING_OPTION = typer.Option(
@@ -118,12 +204,16 @@ def _check_output_dir(path: Path) -> None:
         _fail(f"cannot write to {path}: permission denied in {existing}")
 
 
-def _check_limit(limit: int | None) -> None:
-    if limit is not None and limit < 1:
-        _fail(f"--limit must be at least 1, not {limit} (leave it out to use every tree)")
+def _check_limit(limit: int | None, option: str = "--limit") -> None:
+    if limit is not None and not 1 <= limit <= CEILINGS.trees:
+        _fail(
+            f"{option} must be from 1 to {CEILINGS.trees}, not {limit} (leave it out to use "
+            "every tree)"
+        )
 
 
 @app.command()
+@guarded
 def stats(
     corpus: str = typer.Argument(
         ..., help="Corpus name (ptb_sample, icepahc, ...) or treebank path."
@@ -161,6 +251,7 @@ def stats(
 
 
 @app.command()
+@guarded
 def evaluate(
     gold: Path = typer.Argument(..., help="Gold trees, one per line."),
     test: Path = typer.Argument(..., help="Parsed trees, one per line."),
@@ -191,6 +282,10 @@ def evaluate(
 
     _check_input_file(gold)
     _check_input_file(test)
+    if max_length is not None and not unlabeled:
+        _fail("--max-length is an option of --unlabeled scoring (EVALB's own cut-off is in "
+              "its parameter file: --params)", 2)  # fmt: skip
+    _check_count(max_length, "--max-length", 1, CEILINGS.sentence_length)
     if unlabeled:
         _evaluate_unlabeled(gold, test, encoding or "utf-8", max_length, as_json)
         return
@@ -251,6 +346,7 @@ def _evaluate_unlabeled(
 
 
 @app.command()
+@guarded
 def convert(
     corpus: str = typer.Argument(
         ..., help="Corpus name (ptb_sample, icepahc, ...) or treebank path."
@@ -269,42 +365,58 @@ def convert(
     One Doc per tree, with the treebank's tokens, POS tags in token.tag_ and the
     constituents in doc.spans[SPANS_KEY]. A treebank path gives OUTPUT_DIR/<name>.spacy.
     """
-    from .corpora import CORPORA, load_splits, open_treebank
+    from .corpora import CORPORA, SPLITS, load_splits, open_treebank
     from .errors import Errors
     from .pipeline.readers import read_treebank, trees_to_docbin
     from .trees.formats import FORMAT_ENCODINGS
 
     _check_output_dir(output_dir)
+    if corpus in CORPORA:
+        scheme = CORPORA[corpus].scheme
+        if encoding is not None:
+            used = FORMAT_ENCODINGS[CORPORA[corpus].format]
+            _fail(Errors.E024.format(name=corpus, encoding=used))
+        names = [split] if split else list(SPLITS)
+    else:
+        if corpus.endswith(".spacy"):
+            _fail(f"{corpus} is a .spacy file: it is spaCy training data already")
+        names = [_convert_name(corpus)]
+    inputs = _corpus_inputs(corpus, data_dir)
+    for name in names:
+        _refuse_overwrite(output_dir / f"{name}.spacy", "the spaCy data", inputs)
     try:
         if corpus in CORPORA:
-            scheme = CORPORA[corpus].scheme
-            if encoding is not None:
-                used = FORMAT_ENCODINGS[CORPORA[corpus].format]
-                _fail(Errors.E024.format(name=corpus, encoding=used))
             if split:  # one split (read_treebank checks its name)
                 trees, _ = read_treebank(corpus, split, data_dir=data_dir, keep_functions=functions)
                 outputs = {split: trees}
             else:  # all three, reading the corpus once
                 outputs = load_splits(corpus, data_dir=data_dir, keep_functions=functions)
         else:
-            if corpus.endswith(".spacy"):
-                _fail(f"{corpus} is a .spacy file: it is spaCy training data already")
             trees, scheme = open_treebank(corpus, keep_functions=functions, encoding=encoding)
-            outputs = {Path(corpus).name.split(".")[0] or "corpus": trees}
+            outputs = {_convert_name(corpus): trees}
     except (OSError, ValueError) as err:  # missing data, bad files, bad trees
         _fail(str(err))
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        for name, trees in outputs.items():
-            target = output_dir / f"{name}.spacy"
-            docbin = trees_to_docbin(trees, scheme, spans_key=spans_key)
-            # Written beside the target and renamed: an interrupted run leaves no partial file.
-            partial = target.with_name(f".{target.name}.partial")
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for name, trees in outputs.items():
+        target = output_dir / f"{name}.spacy"
+        docbin = trees_to_docbin(trees, scheme, spans_key=spans_key)
+        # Written beside the target and renamed: a failed or interrupted run leaves no
+        # partial file.
+        partial = target.with_name(f".{target.name}.partial")
+        try:
             docbin.to_disk(partial)
             os.replace(partial, target)
-            typer.echo(f"{len(trees)} trees -> {target}", err=True)
-    except OSError as err:
-        _fail(f"cannot write to {output_dir}: {err.strerror or err}")
+        except BaseException as err:
+            partial.unlink(missing_ok=True)
+            if isinstance(err, OSError):
+                _fail(f"cannot write to {output_dir}: {err.strerror or err}")
+            raise
+        typer.echo(f"{len(trees)} trees -> {target}", err=True)
+
+
+def _convert_name(corpus: str) -> str:
+    """The name of the .spacy file ``convert`` writes for a treebank path."""
+    return Path(corpus).name.split(".")[0] or "corpus"
 
 
 def _recipe_options(recipe) -> str:
@@ -431,7 +543,10 @@ def _read_training_trees(
     else:  # not readable as asked: open_treebank raises the error that says why
         trees, scheme = open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
         return trees[:limit], scheme
-    trees = list(progress(islice(stream, limit), desc="reading", total=limit, unit="tree"))
+    # a comprehension, not list(): a bar's length (the limit) would be taken as a size hint
+    trees = [
+        tree for tree in progress(islice(stream, limit), desc="reading", total=limit, unit="tree")
+    ]
     if not trees:  # open_treebank names the reason (a file without trees)
         return open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
     return trees, scheme
@@ -460,6 +575,22 @@ def _unknown_tags_at_end(parser):
         warnings.filterwarnings("ignore", message=re.escape("[W010]"))
         yield
     _report_unknown_tags(parser)
+
+
+def _check_training_numbers(**values: int | None) -> None:
+    """train's numeric options, each within its documented range (exit 2)."""
+    ranges = {
+        "h_markov": (-1, CEILINGS.markov),  # -1: infinite
+        "v_markov": (1, CEILINGS.markov),
+        "rare_threshold": (0, CEILINGS.rare_threshold),
+        "n_states": (1, CEILINGS.n_states),
+        "n_cycles": (0, CEILINGS.n_cycles),
+        "n_models": (1, CEILINGS.n_models),
+        "n_jobs": (1, CEILINGS.n_jobs),
+        "random_state": (0, 2**32 - 1),  # numpy's seeds
+    }
+    for name, value in values.items():
+        _check_count(value, f"--{name.replace('_', '-')}", *ranges[name])
 
 
 def _checkpoint_dir(model_dir: Path) -> Path:
@@ -536,6 +667,7 @@ def _resume_hint(model_dir: Path, n_models: int) -> None:
 
 
 @app.command()
+@guarded
 def train(
     ctx: typer.Context,
     corpus: str = typer.Argument(..., help="Corpus name or treebank path."),
@@ -668,11 +800,15 @@ def train(
 
     # Everything that can fail fails before the work starts.
     _check_limit(limit)
+    _check_training_numbers(
+        h_markov=h_markov, v_markov=v_markov, rare_threshold=rare_threshold, n_states=n_states,
+        n_cycles=n_cycles, n_models=n_models, n_jobs=n_jobs, random_state=random_state,
+    )  # fmt: skip
+    inputs = [*_corpus_inputs(corpus, data_dir), *(_corpus_inputs(dev, data_dir) if dev else [])]
+    _refuse_overwrite(model_dir, "the model", inputs, replaces_dir=True)
     if function_labels not in defaults.FUNCTION_LABEL_SOURCES:
         choices = ", ".join(defaults.FUNCTION_LABEL_SOURCES)
         _fail(f"--function-labels must be one of {choices}, not {function_labels!r}", 2)
-    if n_jobs < 1:
-        _fail(f"--n-jobs must be at least 1, not {n_jobs}", 2)
     if function_labeller and ctx.params["estimator"] in BRACKETER_NAMES:
         _fail("--function-labeller needs a grammar: the bracketers have no labels", 2)
     if ctx.params["estimator"] in BRACKETER_NAMES:
@@ -713,12 +849,11 @@ def train(
             seconds = time.perf_counter() - start
             model.to_disk(model_dir)
             shutil.rmtree(_checkpoint_dir(model_dir), ignore_errors=True)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         # to_disk cleans up after itself: the previous model (if any) is untouched
-        typer.echo(f"interrupted: no model written, {model_dir} is as it was", err=True)
         if chosen.estimator in SPLIT_MERGE_ESTIMATORS:
             _resume_hint(model_dir, chosen.n_models)
-        raise typer.Exit(130) from None
+        _interrupted(err, f"no model written, {model_dir} is as it was")
     except _input_errors() as err:
         _fail(str(err))
     except OSError as err:  # writing the model (reading errors are the ones above)
@@ -752,6 +887,7 @@ def train(
 
 
 @app.command()
+@guarded
 def combine(
     model_dirs: list[Path] = typer.Argument(
         ..., help="Two or more trained models, then the output directory.", show_default=False
@@ -764,6 +900,11 @@ def combine(
         f"Default: {defaults.MEMBER_DECODER}, or mbr for models of one grammar structure "
         "(other seeds), which become one ensemble.",
         show_default=False,
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Combine models of different languages or treebanks (refused otherwise).",
     ),
 ) -> None:
     """Join models trained apart into one model directory that test, parse and add_pipe
@@ -788,10 +929,11 @@ def combine(
     for model_dir in inputs:
         _check_model_dir(model_dir)
     _check_output_dir(output)
+    _refuse_overwrite(output, "the combined model", inputs, replaces_dir=True)
     try:
         _check_replaceable(output)
         models = [ParsingModel.from_disk(model_dir) for model_dir in inputs]
-        combined = combine_models(models, decoder)
+        combined = combine_models(models, decoder, force=force)
         combined.to_disk(output)
     except GrammarError as err:
         _fail(str(err))
@@ -884,6 +1026,7 @@ def _token_column(line: str, position: int) -> int:
 
 
 @app.command()
+@guarded
 def parse(
     model_dir: Path = typer.Argument(..., help="A trained model."),
     input_file: Path | None = typer.Argument(
@@ -902,7 +1045,10 @@ def parse(
     max_length: int = PARSER_OPTIONS["max_length"],
     member_threshold: float = PARSER_OPTIONS["member_threshold"],
     n_process: int = typer.Option(
-        1, "--n-process", help="Parse in this many processes (output in input order)."
+        1,
+        "--n-process",
+        help="Parse in this many processes (output in input order); at most the CPUs "
+        "and, for a file, its lines.",
     ),
 ) -> None:
     """Parse tokenised sentences (one per line) and print one Penn-bracketed tree per line.
@@ -915,12 +1061,14 @@ def parse(
     _check_model_dir(model_dir)
     if input_file is not None:
         _check_input_file(input_file)
+        _refuse_stdout_to(input_file)
     try:
         check_encoding(encoding)
     except ValueError as err:
         _fail(str(err))
     if n_process < 1:
         _fail(f"--n-process must be at least 1, not {n_process}", 2)
+    n_process = _processes(n_process, input_file)
     if (model_dir / "bracketer.json").is_file():  # train --estimator spectral_unsup...
         _print_trees(input_file, encoding, tagged, _bracketer_parse(model_dir))
         return
@@ -936,12 +1084,15 @@ def parse(
             "member_threshold": member_threshold,
             "max_length": max_length,
         }
-        _print_trees(
-            input_file,
-            encoding,
-            tagged,
-            lambda sentences: parse_in_processes(model_dir, sentences, n_process, options),
-        )
+        with _unknown_tags_at_end(parser):  # noted here: the workers' warnings are muted
+            _print_trees(
+                input_file,
+                encoding,
+                tagged,
+                lambda sentences: parse_in_processes(
+                    model_dir, _noting_tags(parser, sentences), n_process, options
+                ),
+            )
         return
     with _unknown_tags_at_end(parser):  # tags the grammar lacks: one warning, at the end
         _print_trees(
@@ -953,6 +1104,38 @@ def parse(
                 for sentence in sentences
             ),
         )
+
+
+def _refuse_stdout_to(input_file: Path) -> None:
+    """Fail when standard output is the input file (``parse m in.txt >> in.txt`` would
+    read its own trees back without end)."""
+    try:
+        same = os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(input_file))
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test runner)
+        return
+    if same:
+        _fail(f"standard output is the input file {input_file}: write the trees elsewhere")
+
+
+def _processes(n_process: int, input_file: Path | None) -> int:
+    """``--n-process`` capped at the CPUs this process may use and at a file's lines
+    (each worker is an interpreter of its own), with a note when capped."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    capped = min(n_process, cpus or 1)
+    if input_file is not None and capped > 1:
+        with input_file.open("rb") as lines:
+            capped = min(capped, max(1, sum(1 for line in lines if line.strip())))
+    if capped < n_process:
+        typer.echo(f"note: parsing in {capped} processes, not {n_process}", err=True)
+    return capped
+
+
+def _noting_tags(parser, sentences):
+    """The sentences, their tags noted by ``parser`` for the end-of-run W010 warning."""
+    for sentence in sentences:
+        if sentence is not None and sentence[1] is not None:
+            parser.note_unknown_tags(*sentence)
+        yield sentence
 
 
 def _print_trees(input_file: Path | None, encoding: str, tagged: bool, parse_all) -> None:
@@ -981,11 +1164,13 @@ def _print_trees(input_file: Path | None, encoding: str, tagged: bool, parse_all
         except (OSError, TreebankFormatError) as err:  # unreadable or undecodable input
             problems.append(str(err))
 
+    lines = sentences()
     try:
-        for tree in parse_all(sentences()):
+        for tree in parse_all(lines):
             sys.stdout.write(tree + "\n")
             sys.stdout.flush()
     finally:
+        lines.close()  # before its stream: the reader lets go of it first
         if input_file is not None:
             stream.close()
     if problems:
@@ -1014,6 +1199,7 @@ def _bracketer_parse(model_dir: Path):
 
 
 @app.command("test")
+@guarded
 def test_command(
     model_dir: Path = typer.Argument(..., help="A trained model."),
     corpus: str = typer.Argument(..., help="Corpus name or treebank path."),
@@ -1046,6 +1232,9 @@ def test_command(
     _check_model_dir(model_dir)
     if output is not None:
         _check_output_file(output, "the parses")
+        params_file = Path(params) if params not in ("collins", "spmrl") else None
+        inputs = [model_dir, params_file, *_corpus_inputs(corpus, data_dir)]
+        _refuse_overwrite(output, "the parses", inputs)
     try:
         gold, scheme = open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
         evalb = get_params(params)
@@ -1089,12 +1278,15 @@ app.add_typer(plot_app, name="plot")
 
 
 @plot_app.command("spectrum")
+@guarded
 def plot_spectrum(
     model_dir: Path = typer.Argument(
         ..., exists=True, file_okay=False, help="A spectral or clustering model."
     ),
     output: Path | None = typer.Option(
-        None, "--output", help="PNG file to write (default: MODEL_DIR/spectrum.png)."
+        None,
+        "--output",
+        help="PNG file to write, outside MODEL_DIR (default: MODEL_DIR-spectrum.png beside it).",
     ),
     symbols: str = typer.Option(
         "12", "--symbols", help="How many symbols (most training nodes first), or names, a,b,c."
@@ -1112,6 +1304,8 @@ def plot_spectrum(
     from .plots import plot_spectrum as draw_spectrum
 
     chosen = int(symbols) if symbols.strip().isdigit() else [s for s in symbols.split(",") if s]
+    output = output or _beside(model_dir, "spectrum.png")
+    _refuse_overwrite(output, "the figure", [model_dir])
     try:
         spectrum = read_spectrum(model_dir)
         if spectrum is None:
@@ -1119,15 +1313,22 @@ def plot_spectrum(
                 f"{model_dir} has no singular-value spectrum (spectrum.npz): only models of "
                 "the latent estimators (--estimator spectral or clustering) have one"
             )
-        written = draw_spectrum(
-            spectrum, output or model_dir / "spectrum.png", symbols=chosen, normalise=normalise
-        )
+        written = draw_spectrum(spectrum, output, symbols=chosen, normalise=normalise)
     except (GrammarError, ImportError, ValueError) as err:
         _fail(str(err))
+    except OSError as err:
+        _fail(f"cannot write {output}: {err.strerror or err}")
     typer.echo(f"spectrum of {len(spectrum)} symbols -> {written}", err=True)
 
 
+def _beside(folder: Path, name: str) -> Path:
+    """A default output file next to ``folder``, never in it: FOLDER-NAME."""
+    folder = folder.absolute()
+    return folder.parent / f"{folder.name}-{name}"
+
+
 @plot_app.command("training")
+@guarded
 def plot_training(
     model_dir: Path = typer.Argument(
         ...,
@@ -1138,7 +1339,9 @@ def plot_training(
         None, metavar="[OUTPUT]", help="PNG file to write (or --output)."
     ),
     output_option: Path | None = typer.Option(
-        None, "--output", help="PNG file to write (default: MODEL_DIR/training.png)."
+        None,
+        "--output",
+        help="PNG file to write, outside MODEL_DIR (default: MODEL_DIR-training.png beside it).",
     ),
     symbols: str = typer.Option(
         "12", "--symbols", help="How many symbols (most states first), or names, a,b,c."
@@ -1156,7 +1359,8 @@ def plot_training(
     source = model_dir
     if not model_dir.exists() and _checkpoint_dir(model_dir).is_dir():
         source = _checkpoint_dir(model_dir)  # a run in progress: its cycles so far
-    output = output_argument or output_option or source / "training.png"
+    output = output_argument or output_option or _beside(model_dir, "training.png")
+    _refuse_overwrite(output, "the figure", [model_dir, source])
     try:
         history = read_training_history(source)
         written = draw_training(history, output, symbols=chosen)
@@ -1218,6 +1422,7 @@ def _bracketed_trees(path: Path | None, encoding: str | None, scheme: str | None
 
 
 @app.command("render")
+@guarded
 def render_command(
     input_path: Path | None = typer.Argument(
         None,
@@ -1228,7 +1433,9 @@ def render_command(
         show_default=False,
         metavar="INPUT",
     ),
-    output: Path = typer.Option(..., "--output", "-o", dir_okay=False, help="HTML page to write."),
+    output: Path = typer.Option(
+        ..., "--output", "-o", dir_okay=False, help="HTML page to write ('-': standard output)."
+    ),
     model_dir: Path | None = typer.Option(
         None, "--model", exists=True, file_okay=False, help="Parse the text with this model."
     ),
@@ -1242,7 +1449,7 @@ def render_command(
         None, "--scheme", help="Label notation: penn, floresta or cess (default: the input's)."
     ),
     title: str | None = typer.Option(None, "--title", help="Page title (default: input name)."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N trees."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N trees."),
     decoder: str = PARSER_OPTIONS["decoder"],
     threshold: float = PARSER_OPTIONS["threshold"],
     max_length: int = PARSER_OPTIONS["max_length"],
@@ -1256,6 +1463,11 @@ def render_command(
 
     if scheme is not None and scheme not in SCHEMES:
         _fail(f"--scheme must be one of {', '.join(SCHEMES)}, not {scheme!r}")
+    _check_count(limit, "--limit", 1, CEILINGS.trees)
+    to_stdout = str(output) == "-"
+    if not to_stdout:
+        _check_output_file(output, "the page")
+        _refuse_overwrite(output, "the page", [input_path, model_dir])
     name = str(input_path) if input_path else "stdin"
     if input_path is not None and model_dir is not None and input_path.is_dir():
         _fail(f"{name} is a directory: with --model, give a text file")
@@ -1287,11 +1499,18 @@ def render_command(
         except ValueError as err:
             _fail(f"{name}, tree {number}: {err}")
     page = html_page(pictures, title=title or f"Constituency trees: {name}")
-    output.write_text(page, encoding="utf-8")
+    if to_stdout:
+        sys.stdout.write(page)
+        return
+    try:
+        output.write_text(page, encoding="utf-8")
+    except OSError as err:
+        _fail(f"cannot write the page to {output}: {err.strerror or err}")
     typer.echo(f"{len(pictures)} tree(s) -> {output}", err=True)
 
 
 @app.command()
+@guarded
 def optimize(
     corpus: str = typer.Argument(..., help="Corpus name or treebank path (the training trees)."),
     output_dir: Path = typer.Argument(
@@ -1377,8 +1596,9 @@ def optimize(
     from .search import check_search_options, write_result
     from .search import optimize as run_search
 
-    for value in (limit, dev_limit, search_limit):
-        _check_limit(value)
+    for value, option in ((limit, "--limit"), (dev_limit, "--dev-limit"),
+                          (search_limit, "--search-limit")):  # fmt: skip
+        _check_limit(value, option)
     try:
         check_search_options(
             max_states=max_states, beam=beam, min_count=min_count, n_models=n_models,
@@ -1389,6 +1609,9 @@ def optimize(
     _check_output_dir(output_dir)
     if dev is None and corpus not in CORPORA:
         _fail("a treebank path has no dev split: give the dev trees with --dev PATH")
+    _refuse_search_overwrite(
+        output_dir, [*_corpus_inputs(corpus, data_dir), *([Path(dev)] if dev else [])]
+    )
     language = _training_language(corpus, language)
     try:
         with quiet_bars(quiet):
@@ -1417,13 +1640,12 @@ def optimize(
                 search_limit=search_limit,
             )
             write_result(result, output_dir)
-    except KeyboardInterrupt:
-        typer.echo(
-            f"interrupted: the candidates scored are in {output_dir}/trace.jsonl; "
+    except KeyboardInterrupt as err:
+        _interrupted(
+            err,
+            f"the candidates scored are in {output_dir}/trace.jsonl; "
             "run the same command with --resume to go on",
-            err=True,
         )
-        raise typer.Exit(130) from None
     except _input_errors() as err:
         _fail(str(err))
     except OSError as err:
@@ -1441,7 +1663,18 @@ def optimize(
         )
 
 
+def _refuse_search_overwrite(output_dir: Path, inputs: list[Path]) -> None:
+    """optimize writes OUTPUT_DIR/model anew and its recipe, trace and figure: none of
+    them may be, or hold, an input, nor OUTPUT_DIR lie in an input folder."""
+    from .search.optimize import MODEL_DIR, PLOT_FILE, RECIPE_FILE, TRACE_FILE
+
+    _refuse_overwrite(output_dir / MODEL_DIR, "the model", inputs, replaces_dir=True)
+    for name in (RECIPE_FILE, TRACE_FILE, PLOT_FILE):
+        _refuse_overwrite(output_dir / name, "the search's results", inputs)
+
+
 def main() -> None:
+    handle_sigterm()
     app()
 
 

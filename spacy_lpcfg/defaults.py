@@ -223,6 +223,34 @@ class SearchDefaults:
     """The share of the training trees the search scores on (dev chooses the finalist)."""
 
 
+@dataclass(frozen=True)
+class Ceilings:
+    """The largest value each numeric option takes, checked before any work starts, so
+    that no option asks for unbounded memory, time or processes. Memory grows with the
+    square of the states of a symbol and doubles with each split-merge cycle."""
+
+    trees: int = 10_000_000
+    """--limit, --dev-limit, --search-limit."""
+    n_states: int = 64
+    """Latent states of a symbol (--n-states, optimize --max-states)."""
+    n_cycles: int = 6
+    """Split-merge cycles: up to 64 states per symbol, as the Berkeley parser's SM6."""
+    n_models: int = 32
+    """Members of an ensemble or a product of seeds."""
+    n_jobs: int = 64
+    """Workers of one fit or search."""
+    sentence_length: int = 1000
+    """--max-length: longer sentences get a flat tree."""
+    markov: int = 100
+    """--h-markov and --v-markov."""
+    rare_threshold: int = 1_000_000
+    beam: int = 64
+    em_iterations: int = 10_000
+    max_time: float = 30 * 24 * 3600.0
+    """optimize --max-time: thirty days."""
+
+
+CEILINGS = Ceilings()
 TRANSFORM = TransformDefaults()
 LEXICON = LexiconDefaults()
 LATENT = LatentDefaults()

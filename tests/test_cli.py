@@ -331,7 +331,7 @@ def test_cli_plot_spectrum_writes_a_png(tmp_path):
     model_dir = _small_model_dir(tmp_path / "spectral", "spectral")
     result = _invoke("plot", "spectrum", model_dir)
     assert result.exit_code == 0, result.output
-    png = model_dir / "spectrum.png"
+    png = model_dir.parent / "spectral-spectrum.png"  # beside the model, never in it
     assert png.read_bytes().startswith(b"\x89PNG") and result.stdout == ""
     chosen = tmp_path / "out" / "np.png"
     result = _invoke(
@@ -347,7 +347,7 @@ def test_cli_plot_spectrum_errors(tmp_path):
     model_dir = _small_model_dir(tmp_path / "mle", "mle")
     result = _invoke("plot", "spectrum", model_dir)
     assert result.exit_code == 1 and "no singular-value spectrum" in result.stderr
-    assert not (model_dir / "spectrum.png").exists()
+    assert not (model_dir.parent / "mle-spectrum.png").exists()
     spectral = _small_model_dir(tmp_path / "spectral", "spectral")
     unknown = _invoke("plot", "spectrum", spectral, "--symbols", "NP^S,XX")
     assert unknown.exit_code == 1 and "XX" in unknown.stderr

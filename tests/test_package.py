@@ -21,7 +21,15 @@ ALLOWED = {
     "estimators": {"trees", "grammar", "chart"},
     "unsupervised": {"trees", "grammar", "chart", "evaluation", "estimators"},
 }
-TOP_LEVEL = {"errors", "about", "types", "corpora", "progress", "defaults"}  # importable anywhere
+TOP_LEVEL = {
+    "errors",
+    "about",
+    "types",
+    "corpora",
+    "progress",
+    "defaults",
+    "interrupts",
+}  # importable anywhere
 
 
 def _imported_subpackages(path: Path) -> set[str]:

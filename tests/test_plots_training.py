@@ -280,7 +280,7 @@ def test_cli_plot_training_of_an_inherit_model(tmp_path):
 
 
 def test_cli_plot_training_output_as_an_option_or_by_default(on_dev, tmp_path):
-    """Like ``plot spectrum``: --output, else MODEL_DIR/training.png; not both."""
+    """Like ``plot spectrum``: --output, else MODEL_DIR-training.png beside it; not both."""
     pytest.importorskip("matplotlib")
     model = tmp_path / "model"
     on_dev.model_.to_disk(model)
@@ -289,7 +289,7 @@ def test_cli_plot_training_output_as_an_option_or_by_default(on_dev, tmp_path):
     assert (tmp_path / "o.png").read_bytes().startswith(PNG_MAGIC)
     result = _invoke("plot", "training", model)
     assert result.exit_code == 0, result.output
-    assert (model / "training.png").read_bytes().startswith(PNG_MAGIC)
+    assert (tmp_path / "model-training.png").read_bytes().startswith(PNG_MAGIC)
     both = _invoke("plot", "training", model, tmp_path / "a.png", "--output", tmp_path / "b.png")
     assert both.exit_code == 2 and "once" in both.stderr
     assert not (tmp_path / "a.png").exists() and not (tmp_path / "b.png").exists()

@@ -42,6 +42,7 @@ from ..errors import Errors, Warnings, excerpt
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.model import COARSE_GRAMMAR, ENSEMBLE, ParsingModel
 from ..grammar.symbols import PHRASAL, SymbolTable
+from ..interrupts import kernel_calls
 from ..progress import progress as show_progress
 from ..trees.labels import get_scheme
 from ..trees.transforms import (
@@ -262,9 +263,11 @@ class Parser:
                     name="member_threshold", value=member_threshold, expected="0 <= t < 1"
                 )
             )
-        if not isinstance(max_length, int) or max_length < 1:
+        top = defaults.CEILINGS.sentence_length
+        if not isinstance(max_length, int) or not 1 <= max_length <= top:
+            expected = f"an int from 1 to {top} (longer sentences get a flat tree)"
             raise ValueError(
-                Errors.E012.format(name="max_length", value=max_length, expected="an int >= 1")
+                Errors.E012.format(name="max_length", value=max_length, expected=expected)
             )
         self.model = model
         self.member_threshold = float(member_threshold)
@@ -362,8 +365,9 @@ class Parser:
                 )
             )
         if tags is not None and self.use_tags != "ignore":
-            self._note_unknown_tags(words, tags)
-        parse = self._decoded(words, tags, start)
+            self.note_unknown_tags(words, tags)
+        with kernel_calls():  # Ctrl-C between sentences: never inside a kernel
+            parse = self._decoded(words, tags, start)
         if self.labeller is None:
             return parse
         start = time.perf_counter()
@@ -634,7 +638,7 @@ class Parser:
             scope=scope,
         )
 
-    def _note_unknown_tags(self, words: list[str], tags: Sequence[str | None]) -> None:
+    def note_unknown_tags(self, words: list[str], tags: Sequence[str | None]) -> None:
         """Count the given tags the grammar does not have; warn at the first sentence."""
         unknown = [
             (tag, word) for word, tag in zip(words, tags) if tag and tag not in self.known_tags

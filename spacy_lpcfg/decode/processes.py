@@ -10,6 +10,10 @@ worker.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import re
+import signal
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
@@ -38,6 +42,8 @@ def parse_in_processes(
     n_process (int): the number of worker processes (>= 2).
     parser_options (dict): keyword arguments of ``Parser``.
     """
+    # each worker is an interpreter of its own: never more of them than CPUs
+    n_process = max(1, min(n_process, os.cpu_count() or 1))
     context = multiprocessing.get_context("spawn")
     batches = _batches(iter(sentences), batch_size)
     with context.Pool(
@@ -57,6 +63,10 @@ def _load(model_dir: str, parser_options: dict[str, Any]) -> None:
     from ..grammar.model import ParsingModel
     from .parser import Parser
 
+    # Ctrl-C reaches the whole process group: the caller handles it and ends the pool;
+    # unknown tags are the caller's to report, once for the run.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warnings.filterwarnings("ignore", message=re.escape("[W010]"))
     _PARSER = Parser(ParsingModel.from_disk(model_dir), **parser_options)
 
 

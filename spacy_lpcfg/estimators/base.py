@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..defaults import CEILINGS
 from ..errors import Errors
 
 
@@ -180,6 +181,18 @@ def check_number(
     )
     if not valid:
         raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
+
+
+def check_states(n_states: Any) -> None:
+    """Raise ValueError unless ``n_states`` is an int from 1 to the ceiling, or a mapping
+    of symbols to such ints (the latent estimators' ``n_states``)."""
+    top = CEILINGS.n_states
+    values = n_states.values() if isinstance(n_states, Mapping) else [n_states]
+    for value in values:
+        valid = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        if not (valid and 1 <= value <= top):
+            expected = f"an int from 1 to {top}, or a mapping of symbols to such ints"
+            raise ValueError(Errors.E012.format(value=value, name="n_states", expected=expected))
 
 
 def check_bool(estimator: BaseEstimator, name: str) -> None:

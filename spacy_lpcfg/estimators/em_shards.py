@@ -27,11 +27,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+
+from ..interrupts import kernel_calls
 
 if TYPE_CHECKING:
     from .split_merge import EMGrammar, EMTreebank
@@ -174,13 +175,14 @@ class ShardedTreebank:
     def _map(self, grammar: EMGrammar, **options) -> list:
         offsets = {kind: grammar.offsets(self.treebank, kind) for kind in KINDS}
         args: GrammarArgs = (grammar.n_states, grammar.weights, offsets)
-        if self._runner is not None:
-            return self._runner.map(args, options)
-        if self.n_jobs == 1 and self.scheduler is None and _active_dask_client() is None:
-            return [shard_pass(shard, *args, **options) for shard in self.shards]
-        with self:  # workers for this pass only
-            assert self._runner is not None  # n_jobs > 1 or Dask
-            return self._runner.map(args, options)
+        with kernel_calls():  # Ctrl-C between passes, never inside a kernel
+            if self._runner is not None:
+                return self._runner.map(args, options)
+            if self.n_jobs == 1 and self.scheduler is None and _active_dask_client() is None:
+                return [shard_pass(shard, *args, **options) for shard in self.shards]
+            with self:  # workers for this pass only
+                assert self._runner is not None  # n_jobs > 1 or Dask
+                return self._runner.map(args, options)
 
     def e_step(self, grammar: EMGrammar) -> EStep:
         """Expected counts and log-likelihood over the whole treebank."""
@@ -211,26 +213,6 @@ class ShardedTreebank:
     def token_posteriors(self, grammar: EMGrammar) -> np.ndarray:
         """float64: each token's posterior over its tag's states, token after token."""
         return np.concatenate(self._map(grammar, tokens=True))
-
-
-@contextmanager
-def keyboard_interrupts() -> Iterator[None]:
-    """Raise Ctrl-C in a numba kernel as the KeyboardInterrupt it is.
-
-    A kernel that calls back into Python (to build a constant) runs the signal
-    handler there, and numba reports the handler's KeyboardInterrupt as the cause of
-    a SystemError; callers that catch KeyboardInterrupt (the command line's
-    "interrupted" path) would see a crash instead.
-    """
-    try:
-        yield
-    except SystemError as err:
-        cause: BaseException | None = err
-        while cause is not None and not isinstance(cause, KeyboardInterrupt):
-            cause = cause.__cause__ or cause.__context__
-        if cause is None:
-            raise
-        raise KeyboardInterrupt from err
 
 
 def _total(arrays: Iterable[np.ndarray]) -> np.ndarray:

@@ -42,13 +42,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..defaults import INHERIT, LATENT, LEXICON
+from ..defaults import CEILINGS, INHERIT, LATENT, LEXICON
+from ..interrupts import kernel_calls
 from ..progress import progress
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
 from .base import check_bool, check_number, check_random_state
 from .checkpoints import CycleState
-from .em_shards import KINDS, keyboard_interrupts
+from .em_shards import KINDS
 from .mle import TreebankEstimator
 from .split_merge import (
     XBAR,
@@ -212,34 +213,35 @@ def inherit_e_step(treebank: EMTreebank, grammar: InheritGrammar) -> InheritESte
 
     nodes = treebank.nodes
     offsets = {kind: _parent_blocks(treebank, grammar.n_states, kind)[1] for kind in KINDS}
-    (
-        log_likelihood,
-        binary,
-        unary,
-        lexical,
-        binary_patterns,
-        unary_patterns,
-        annotation,
-        state_counts,
-        posteriors,
-    ) = inherit_inside_outside(
-        nodes.symbol,
-        nodes.left,
-        nodes.right,
-        nodes.parent < 0,
-        treebank.node_rule,
-        grammar.n_states,
-        grammar.state_start,
-        offsets["binary"],
-        grammar.weights["binary"],
-        grammar.patterns["binary"],
-        offsets["unary"],
-        grammar.weights["unary"],
-        grammar.patterns["unary"],
-        offsets["lexical"],
-        grammar.weights["lexical"],
-        grammar.annotation,
-    )
+    with kernel_calls():  # Ctrl-C after the pass, never inside the kernel
+        (
+            log_likelihood,
+            binary,
+            unary,
+            lexical,
+            binary_patterns,
+            unary_patterns,
+            annotation,
+            state_counts,
+            posteriors,
+        ) = inherit_inside_outside(
+            nodes.symbol,
+            nodes.left,
+            nodes.right,
+            nodes.parent < 0,
+            treebank.node_rule,
+            grammar.n_states,
+            grammar.state_start,
+            offsets["binary"],
+            grammar.weights["binary"],
+            grammar.patterns["binary"],
+            offsets["unary"],
+            grammar.weights["unary"],
+            grammar.patterns["unary"],
+            offsets["lexical"],
+            grammar.weights["lexical"],
+            grammar.annotation,
+        )
     return InheritEStep(
         float(log_likelihood),
         {"binary": binary, "unary": unary, "lexical": lexical},
@@ -347,7 +349,10 @@ class InheritEstimator(TreebankEstimator):
 
     def _check_params(self) -> None:
         self._make_lexicon()  # checks the lexicon parameters
-        check_number(self, "n_states", "an int >= 1", low=1, integer=True)
+        states = CEILINGS.n_states
+        check_number(
+            self, "n_states", f"an int from 1 to {states}", low=1, high=states + 1, integer=True
+        )
         check_bool(self, "clone_all")
         check_number(self, "em_iterations", "an int >= 0", low=0, integer=True)
         check_number(self, "noise", "0 <= noise < 1", low=0.0, high=1.0)
@@ -374,11 +379,10 @@ class InheritEstimator(TreebankEstimator):
             treebank, self.n_states // 2 ** (stages - 1), self.noise, random_state
         )
         self.log_likelihoods_: list[float] = []
-        with keyboard_interrupts():
-            for stage in range(stages):
-                if stage:
-                    grammar = clone_values(treebank, grammar, self.noise, random_state)
-                grammar, estep = self._em(treebank, grammar)
+        for stage in range(stages):
+            if stage:
+                grammar = clone_values(treebank, grammar, self.noise, random_state)
+            grammar, estep = self._em(treebank, grammar)
         expanded = expand(treebank, grammar)
         state = CycleState(0, grammar.n_states, expanded.weights, estep.state_counts)
         leaves = np.repeat((nodes.left < 0) & (nodes.right < 0), grammar.n_states[nodes.symbol])

@@ -25,7 +25,7 @@ from ..grammar.model import COARSE_GRAMMAR, Spectrum
 from ..trees.nodes import TreebankNodes, flatten, node_rules
 from ..trees.transforms import TransformSpec, transform_treebank
 from ..trees.tree import Tree
-from .base import BaseEstimator, check_number, check_random_state
+from .base import BaseEstimator, check_number, check_random_state, check_states
 from .features import INSIDE_TEMPLATES, OUTSIDE_TEMPLATES, node_features
 from .mle import RuleCounts, TreebankEstimator, as_transform_spec, count_rules
 from .projections import Projections, fit_projections, requested_states, state_caps
@@ -186,6 +186,7 @@ class LatentEstimator(TreebankEstimator, ProjectingEstimator):
     def _check_params(self) -> None:
         """Raise ValueError for a bad shared parameter (before any long computation)."""
         self._make_lexicon()  # checks the lexicon parameters
+        check_states(self.n_states)
         check_number(self, "kappa", "a number >= 0", low=0.0)
         check_number(self, "word_threshold", "an int >= 1", low=1, integer=True)
         check_number(self, "min_count_per_state", "a number > 0", low=1e-12)

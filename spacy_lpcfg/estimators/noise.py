@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..defaults import LATENT, NOISE
+from ..defaults import CEILINGS, LATENT, NOISE
 from ..errors import Errors
 from ..grammar.model import ENSEMBLE, ParsingModel
 from ..progress import progress
@@ -129,7 +129,10 @@ class NoisyEnsemble(ProjectingEstimator):
                 Errors.E012.format(value=self.estimator, name="estimator", expected=expected)
             )
         check_choice(self, "noise", NOISES)
-        check_number(self, "n_models", "an int >= 1", low=1, integer=True)
+        models = CEILINGS.n_models
+        check_number(
+            self, "n_models", f"an int from 1 to {models}", low=1, high=models + 1, integer=True
+        )
         upper = 1.0 if self.noise == "dropout" else np.inf
         check_number(self, "noise_scale", f"0 <= scale < {upper}", low=0.0, high=upper)
 

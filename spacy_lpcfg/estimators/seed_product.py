@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..defaults import LATENT, SPLIT_MERGE
+from ..defaults import CEILINGS, LATENT, SPLIT_MERGE
 from ..grammar.model import combine_models
 from ..progress import progress, quiet
 from ..trees.tree import Tree
@@ -69,8 +69,11 @@ class SeedProduct(BaseEstimator):
         self._store_params(locals())
 
     def _check_params(self) -> None:
-        check_number(self, "n_models", "an int >= 1", low=1, integer=True)
-        check_number(self, "n_jobs", "an int >= 1", low=1, integer=True)
+        models, jobs = CEILINGS.n_models, CEILINGS.n_jobs
+        check_number(
+            self, "n_models", f"an int from 1 to {models}", low=1, high=models + 1, integer=True
+        )
+        check_number(self, "n_jobs", f"an int from 1 to {jobs}", low=1, high=jobs + 1, integer=True)
         self._member(0)._check_params()
 
     def seeds(self) -> list[int]:

@@ -57,7 +57,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..defaults import LATENT, LEXICON, SPLIT_MERGE
+from ..defaults import CEILINGS, LATENT, LEXICON, SPLIT_MERGE
 from ..errors import Errors
 from ..grammar import LPCFG
 from ..grammar.lexicon import Lexicon
@@ -76,7 +76,7 @@ from .checkpoints import (
     restore_generator,
     tree_fingerprint,
 )
-from .em_shards import KINDS, EStep, ShardedTreebank, keyboard_interrupts
+from .em_shards import KINDS, EStep, ShardedTreebank
 from .mle import RuleCounts, TreebankEstimator, as_transform_spec, count_rules, json_params
 
 # Petrov et al. (2006) start from the X-bar grammar (no parent or sibling context) and let
@@ -531,10 +531,14 @@ class SplitMergeEstimator(TreebankEstimator):
 
     def _check_params(self) -> None:
         self._make_lexicon()  # checks the lexicon parameters
-        check_number(self, "n_cycles", "an int >= 0", low=0, integer=True)
-        check_number(self, "em_iterations", "an int >= 0", low=0, integer=True)
-        check_number(self, "merge_em_iterations", "an int >= 0", low=0, integer=True)
-        check_number(self, "n_jobs", "an int >= 1", low=1, integer=True)
+        cycles, iterations, jobs = CEILINGS.n_cycles, CEILINGS.em_iterations, CEILINGS.n_jobs
+        check_number(
+            self, "n_cycles", f"an int from 0 to {cycles}", low=0, high=cycles + 1, integer=True
+        )
+        for name in ("em_iterations", "merge_em_iterations"):
+            expected = f"an int from 0 to {iterations}"
+            check_number(self, name, expected, low=0, high=iterations + 1, integer=True)
+        check_number(self, "n_jobs", f"an int from 1 to {jobs}", low=1, high=jobs + 1, integer=True)
         check_number(self, "dev_sample", "an int >= 1", low=1, integer=True)
         check_number(self, "merge_fraction", "0 <= f <= 1", low=0.0, high=np.nextafter(1.0, 2.0))
         check_number(self, "split_noise", "0 <= noise < 1", low=0.0, high=1.0)
@@ -599,7 +603,7 @@ class SplitMergeEstimator(TreebankEstimator):
                     )
                 )
         sharded = ShardedTreebank(treebank, self.n_jobs, self.scheduler)
-        with keyboard_interrupts(), sharded:
+        with sharded:
             run = _Run(self, sharded, random_state, dev, dev_scorer, checkpoints)
             kept = run.train(start)
             self._set_fitted(treebank, sharded, kept, run.history)

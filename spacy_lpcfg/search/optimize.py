@@ -38,7 +38,7 @@ from typing import Any
 
 from ..corpora import spread
 from ..decode import Parser
-from ..defaults import CLUSTERING, SEARCH, TRANSFORM
+from ..defaults import CEILINGS, CLUSTERING, SEARCH, TRANSFORM
 from ..errors import Errors
 from ..estimators.base import clone
 from ..estimators.clustering import ClusteringEstimator
@@ -288,10 +288,11 @@ def check_search_options(
         max_time=max_time,
     )._check_params()
     for name, value, low, expected in (
-        ("n_models", n_models, 1, "an int >= 1 (1: no ensembles)"),
+        ("n_models", n_models, 1, f"an int from 1 to {CEILINGS.n_models} (1: no ensembles)"),
         ("holdout", holdout, 0.0, "0 <= holdout < 1"),
     ):
-        if isinstance(value, bool) or not low <= value or (name == "holdout" and value >= 1):
+        high = 1 if name == "holdout" else CEILINGS.n_models + 1
+        if isinstance(value, bool) or not low <= value < high:
             raise ValueError(Errors.E012.format(name=name, value=value, expected=expected))
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..defaults import SEARCH
+from ..defaults import CEILINGS, SEARCH
 from ..errors import Errors
 from ..estimators.base import BaseEstimator, check_number, check_random_state, clone
 from ..estimators.clustering import ClusteringEstimator
@@ -101,12 +101,23 @@ class LatentStateSearch(BaseEstimator):
         return clone(self.estimator) if self.estimator is not None else ClusteringEstimator()
 
     def _check_params(self) -> None:
+        ceilings = {
+            "max_states": CEILINGS.n_states,
+            "beam": CEILINGS.beam,
+            "n_jobs": CEILINGS.n_jobs,
+            "coarse_step": CEILINGS.n_states,
+        }
         for name in ("max_states", "beam", "coarse_step", "min_count", "n_jobs"):
-            check_number(self, name, "an int >= 1", low=1, integer=True)
+            top = ceilings.get(name)
+            expected = "an int >= 1" if top is None else f"an int from 1 to {top}"
+            high = None if top is None else top + 1
+            check_number(self, name, expected, low=1, high=high, integer=True)
         if self.max_symbols is not None:
             check_number(self, "max_symbols", "an int >= 0 or None", low=0, integer=True)
         if self.max_time is not None:
-            check_number(self, "max_time", "a number of seconds > 0", low=1e-9)
+            top = CEILINGS.max_time
+            expected = f"a number of seconds > 0 and <= {top:.0f}"
+            check_number(self, "max_time", expected, low=1e-9, high=top + 1e-9)
         if not isinstance(self.random_state, int) or isinstance(self.random_state, bool):
             expected = "an int (the search's candidates are seeded from it)"
             raise ValueError(

@@ -68,8 +68,11 @@ class Trace:
             self._write({"trace": TRACE_VERSION, "fingerprint": fingerprint})
 
     def _read(self, path: Path) -> None:
-        with path.open(encoding="utf8") as file:
-            lines = [(n, line) for n, line in enumerate(file, 1) if line.strip()]
+        try:
+            with path.open(encoding="utf8") as file:
+                lines = [(n, line) for n, line in enumerate(file, 1) if line.strip()]
+        except UnicodeDecodeError:  # not a trace this program wrote
+            raise ValueError(Errors.E801.format(path=path, version=TRACE_VERSION)) from None
         for position, (number, line) in enumerate(lines):
             try:
                 record = json.loads(line)

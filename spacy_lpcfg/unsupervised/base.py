@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..errors import Errors
+from ..interrupts import kernel_calls
 from ..trees.tree import Tree
 from .params import Params
 from .sentences import Sentence, as_sentence, as_sentences, bracketed_tree
@@ -74,7 +75,10 @@ class Bracketer(Params):
         return sorted(set(self._brackets_of(parsed)) | ({(0, n)} if n >= 2 else set()))
 
     def _brackets_of(self, sentence: Sentence) -> list[tuple[int, int]]:
-        return self._bracket(sentence) if len(sentence.content) >= 3 else []
+        if len(sentence.content) < 3:
+            return []
+        with kernel_calls():  # Ctrl-C between sentences, never inside a kernel
+            return self._bracket(sentence)
 
     def _with_predicted_tags(self, sentence: Sentence) -> Sentence:
         # Punctuation stays where it was found (by its characters); only content words are tagged.

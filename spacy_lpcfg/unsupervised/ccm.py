@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..interrupts import kernel_calls
 from ..progress import progress
 from .base import Bracketer
 from .ccm_kernels import (
@@ -130,10 +131,11 @@ class CCM(Bracketer):
                 and self.log_likelihoods_[-1] - self.log_likelihoods_[-2] < self.tol
             ):
                 break
-            yield_c, context_c, log_z = expected_counts(
-                self.phi_yield_, self.phi_context_, yields, keys.contexts,
-                keys.span_offsets, n_yields, self.n_contexts_,
-            )  # fmt: skip
+            with kernel_calls():  # Ctrl-C between iterations, never inside the kernel
+                yield_c, context_c, log_z = expected_counts(
+                    self.phi_yield_, self.phi_context_, yields, keys.contexts,
+                    keys.span_offsets, n_yields, self.n_contexts_,
+                )  # fmt: skip
             # log P(S) up to the constant log-prior of the uniform trees
             distituent = span_yields @ log_d_yield[:-1] + span_contexts @ log_d_context[:-1]
             self.log_likelihoods_.append((log_z + distituent) / max(len(tag_lists), 1))

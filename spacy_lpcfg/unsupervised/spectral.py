@@ -27,6 +27,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..interrupts import kernel_calls
 from .base import Bracketer
 from .embeddings import context_embeddings
 from .metric import log_spectra, sentence_distances
@@ -111,15 +112,16 @@ class SpectralBracketer(Bracketer):
         if self.center:
             vectors = _centred_by_tag(vectors, tag_ids, len(self.tag_index_))
         offsets = np.cumsum([0] + [len(sentence) for sentence in words])
-        self.log_cross_, self.log_self_ = log_spectra(
-            vectors,
-            tag_ids,
-            offsets,
-            max(len(self.tag_index_), 1),
-            max_distance=self.max_distance,
-            bandwidth=self.bandwidth,
-            rank=self.rank,
-        )
+        with kernel_calls():  # Ctrl-C after the kernel, never inside it
+            self.log_cross_, self.log_self_ = log_spectra(
+                vectors,
+                tag_ids,
+                offsets,
+                max(len(self.tag_index_), 1),
+                max_distance=self.max_distance,
+                bandwidth=self.bandwidth,
+                rank=self.rank,
+            )
 
     def _vector_table(self, words: list[list[str]]):
         """word -> vector, from ``vectors`` or from embeddings learned on ``words``."""
