@@ -27,7 +27,7 @@ import typer
 from . import defaults
 from .defaults import CEILINGS
 from .errors import excerpt
-from .interrupts import Terminated, exit_status, handle_sigterm
+from .interrupts import Terminated, exit_status
 from .recipes import (
     ENSEMBLE_ESTIMATORS,
     ESTIMATORS,
@@ -43,6 +43,27 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+def _show_version(value: bool) -> None:
+    if value:
+        from .about import __version__
+
+        typer.echo(f"spacy-lpcfg {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_show_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
+) -> None:
+    """Train, run and evaluate latent-variable PCFG constituency parsers."""
+
 
 DATA_DIR_OPTION = typer.Option(
     None,
@@ -63,10 +84,14 @@ def _fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _interrupted(err: KeyboardInterrupt, message: str) -> NoReturn:
-    """End the command after Ctrl-C (exit 130) or SIGTERM (143) with one line."""
+def _interrupted(err: KeyboardInterrupt, message: str, then=None) -> NoReturn:
+    """End the command after Ctrl-C (exit 130) or SIGTERM (143) with one line (and
+    what ``then()`` says, such as how to resume)."""
     what = "terminated (SIGTERM)" if isinstance(err, Terminated) else "interrupted"
     typer.echo(f"{what}: {message}", err=True)
+    if then is not None:
+        then()
+    err.reported = True  # type: ignore[attr-defined]  # console.main: said once
     raise typer.Exit(exit_status(err))
 
 
@@ -315,7 +340,9 @@ def _evaluate_unlabeled(
     trees = []
     for path in (gold, test):
         try:
-            lines = [line for line in read_text(path, encoding).splitlines() if line.strip()]
+            # lines end at "\n" only, as EVALB reads them (not at \x1c-\x1f, \x85...)
+            text = read_text(path, encoding).replace("\r\n", "\n")
+            lines = [line for line in text.split("\n") if line.strip()]
             found = []
             for number, line in enumerate(lines, 1):
                 try:
@@ -795,7 +822,7 @@ def train(
     import time
 
     from .errors import GrammarError
-    from .grammar.model import _check_replaceable
+    from .grammar.model import _check_replaceable, treebank_name
     from .progress import quiet as quiet_bars
 
     # Everything that can fail fails before the work starts.
@@ -847,13 +874,15 @@ def train(
 
                 model = attach_function_labeller(model, trees, function_labels=function_labels)
             seconds = time.perf_counter() - start
+            model = model.with_treebank(treebank_name(corpus))  # combine compares it
             model.to_disk(model_dir)
             shutil.rmtree(_checkpoint_dir(model_dir), ignore_errors=True)
     except KeyboardInterrupt as err:
         # to_disk cleans up after itself: the previous model (if any) is untouched
+        hint = None
         if chosen.estimator in SPLIT_MERGE_ESTIMATORS:
-            _resume_hint(model_dir, chosen.n_models)
-        _interrupted(err, f"no model written, {model_dir} is as it was")
+            hint = functools.partial(_resume_hint, model_dir, chosen.n_models)
+        _interrupted(err, f"no model written, {model_dir} is as it was", hint)
     except _input_errors() as err:
         _fail(str(err))
     except OSError as err:  # writing the model (reading errors are the ones above)
@@ -1054,7 +1083,9 @@ def parse(
     """Parse tokenised sentences (one per line) and print one Penn-bracketed tree per line.
 
     Words holding brackets are written with the Penn Treebank escapes (f(x) ->
-    f-LRB-x-RRB-; spacy_lpcfg.trees.brackets.unescape_word reads them back).
+    f-LRB-x-RRB-), control characters as their code point (ESC -> -U+001B-), so that
+    no tree can move a terminal's cursor; spacy_lpcfg.trees.brackets.unescape_word
+    reads both back.
     """
     from .trees.formats.text import check_encoding
 
@@ -1377,10 +1408,10 @@ def plot_training(
 def _product_seeds(model_dir: Path) -> int:
     """How many grammars a model decodes as one ensemble (a product of seeds; 1 for a
     checkpoint folder or a single grammar)."""
-    from .grammar.model import CFG, ENSEMBLE
+    from .grammar.model import CFG, ENSEMBLE, _read_cfg, _read_file
 
     try:
-        training = json.loads((model_dir / CFG).read_text(encoding="utf8"))["training"]
+        training = _read_cfg(_read_file(model_dir, CFG), model_dir)["training"]
         return 1 + len(training.get(ENSEMBLE, ()))
     except (OSError, ValueError, KeyError, TypeError):
         return 1
@@ -1592,6 +1623,7 @@ def optimize(
     --resume: what was scored is not scored again.
     """
     from .corpora import CORPORA, open_treebank, spread
+    from .grammar.model import treebank_name
     from .progress import quiet as quiet_bars
     from .search import check_search_options, write_result
     from .search import optimize as run_search
@@ -1639,6 +1671,7 @@ def optimize(
                 holdout=holdout,
                 search_limit=search_limit,
             )
+            result.model = result.model.with_treebank(treebank_name(corpus))
             write_result(result, output_dir)
     except KeyboardInterrupt as err:
         _interrupted(
@@ -1674,9 +1707,5 @@ def _refuse_search_overwrite(output_dir: Path, inputs: list[Path]) -> None:
 
 
 def main() -> None:
-    handle_sigterm()
+    """The command line without the executable's signal set-up (``console.main``)."""
     app()
-
-
-if __name__ == "__main__":
-    main()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 
@@ -84,12 +84,15 @@ class Corpus:
     format (str): treebank format (key of ``trees.formats.FORMATS``).
     lang (str): ISO 639-1 language code.
     split_rule (WholeFiles | PerFileShares): how its trees are split.
+    source (dict[str, str]): what a pipeline trained on it credits (spaCy's meta
+        "sources": name, author, url, license as the source states it).
     """
 
     name: str
     format: str
     lang: str
     split_rule: WholeFiles | PerFileShares
+    source: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def scheme(self) -> str:
@@ -117,10 +120,54 @@ _EIGHTY_TEN_TEN = PerFileShares(8, 1, 10)  # every period and genre is in every 
 CORPORA: dict[str, Corpus] = {
     corpus.name: corpus
     for corpus in (
-        Corpus("ptb_sample", "penn", "en", WholeFiles(_ptb_file_split)),
-        Corpus("icepahc", "psd", "is", _EIGHTY_TEN_TEN),
-        Corpus("floresta", "floresta", "pt", _EIGHTY_TEN_TEN),
-        Corpus("cess_esp", "cess", "es", WholeFiles(_interleaved_file_split)),
+        Corpus(
+            "ptb_sample",
+            "penn",
+            "en",
+            WholeFiles(_ptb_file_split),
+            {
+                "name": "Penn Treebank sample (WSJ, NLTK data package 'treebank')",
+                "author": "LDC, University of Pennsylvania (1995)",
+                "url": "https://catalog.ldc.upenn.edu/LDC99T42",
+                "license": "non-commercial use only (a fragment of the Penn Treebank, (C) LDC)",
+            },
+        ),
+        Corpus(
+            "icepahc",
+            "psd",
+            "is",
+            _EIGHTY_TEN_TEN,
+            {
+                "name": "IcePaHC, the Icelandic Parsed Historical Corpus (2024.03)",
+                "author": "Wallenberg, Ingason, Sigurðsson, Rögnvaldsson",
+                "url": "https://github.com/antonkarl/icecorpus",
+                "license": "CC BY 4.0",
+            },
+        ),
+        Corpus(
+            "floresta",
+            "floresta",
+            "pt",
+            _EIGHTY_TEN_TEN,
+            {
+                "name": "Floresta Sintá(c)tica 7.4 (NLTK data package 'floresta')",
+                "author": "Linguateca",
+                "url": "https://www.linguateca.pt/Floresta/",
+                "license": "non-commercial use only (distributed with permission)",
+            },
+        ),
+        Corpus(
+            "cess_esp",
+            "cess",
+            "es",
+            WholeFiles(_interleaved_file_split),
+            {
+                "name": "CESS-ESP (NLTK data package 'cess_esp')",
+                "author": "Martí, Taulé, Márquez, Bertran (2007), CLiC-UB and partners",
+                "url": "https://clic.ub.edu/cessece/",
+                "license": "no licence given: the owners' permission is needed; cite the source",
+            },
+        ),
     )
 }
 

@@ -71,6 +71,11 @@ class Errors(metaclass=_CodedMessages):
     )
     E025 = "Cannot read the file: {reason}."
     E026 = "Nothing to evaluate: no gold trees."
+    E027 = (
+        "Sentence {number}: {detail}. The predicted tree must be over the gold tree's words; "
+        "are the two files aligned, one tree per line in the same order?"
+    )
+    E028 = "max_length must be at least 1 (or None for all sentences), not {value!r}."
     # Grammar and chart engine (E101-E199)
     E101 = "Unknown symbol kind '{kind}' for symbol '{name}'. Kinds: {known}"
     E102 = "A symbol table needs exactly one symbol of kind 'root', named '{root}'; found {found}."
@@ -203,6 +208,17 @@ class Errors(metaclass=_CodedMessages):
         "function_labeller files and its cfg.json entries 'function_labeller' and "
         "'function_labels' to parse without it."
     )
+    E218 = (
+        "Refusing to read '{name}' of {source}: it is a symbolic link or lies outside that "
+        "directory. A model's files must be regular files inside its directory: replace the "
+        "link by a copy of the file, or retrain the model."
+    )
+    E219 = (
+        "Cannot combine models trained on different {what}: {first} and {other}. A model "
+        "puts its treebank's labels on text of its language; the combination would mix "
+        "them. Combine models of one treebank, or pass force=True (spacy-lpcfg combine "
+        "--force) to combine them anyway."
+    )
     # Unsupervised bracketers (E250-E259)
     E250 = (
         "{name} learns from POS-tagged sentences, but no training sentence has tags: give "
@@ -282,6 +298,12 @@ class Errors(metaclass=_CodedMessages):
         "[initialize.components.{name}]."
     )
     E517 = "'{name}' needs the pipeline (nlp) to read its dev_corpus in initialize."
+    E518 = (
+        "The '{name}' component of a saved pipeline has no model copy: its folder '{folder}' "
+        "lacks '{copy}'. A saved pipeline parses with its own copy only, never with the "
+        "'model' path it was trained with. Restore the pipeline folder (or reinstall its "
+        "package), or train the component (nlp.initialize()) and save the pipeline again."
+    )
     # Tree pictures (E700-E719)
     E700 = "Unknown picture option(s): {names}. Options: {known}"
     E701 = "Invalid value {value} for picture option '{name}': expected {expected}."
@@ -308,6 +330,10 @@ class Errors(metaclass=_CodedMessages):
     E804 = "The state search scores candidates on dev trees: give fit() at least one dev tree."
     E805 = "Nothing to optimize: the transforms tried must be a non-empty list, got {value!r}."
     E806 = "Cannot reach the Dask scheduler at {address}: {error}"
+    E807 = (
+        "Running on a Dask cluster needs dask.distributed, which is an optional extra: "
+        "pip install 'spacy-lpcfg[dask]'."
+    )
 
 
 class Warnings(metaclass=_CodedMessages):
@@ -320,6 +346,12 @@ class Warnings(metaclass=_CodedMessages):
     W501 = (
         "Span._.{name} or Token._.{name} is already registered by another package (benepar?); "
         "spacy_lpcfg leaves it alone. Its other extensions, and doc.spans, still work."
+    )
+    W502 = (
+        "'{name}' parses with a model of language '{model}', but the pipeline's language is "
+        "'{lang}': the grammar and lexicon were trained on another language's treebank, so "
+        "the parses will be poor. Use a model trained on '{lang}' text, or a '{model}' "
+        "pipeline (spacy.blank('{model}'), or 'xx' for several languages)."
     )
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-_DEFERRED = (signal.SIGINT, signal.SIGTERM)
+_DEFERRED: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
 _depth = 0  # nesting of kernel_calls in the main thread (only it receives signals)
 
 
@@ -58,18 +58,21 @@ def kernel_calls() -> Iterator[None]:
             yield
         return
     pending: list[int] = []
-    handlers = {sig: signal.getsignal(sig) for sig in _DEFERRED}
-    handlers = {sig: handler for sig, handler in handlers.items() if callable(handler)}
-    for sig in handlers:
-        signal.signal(sig, lambda signum, frame: pending.append(signum))
+    handlers: dict[int, Callable[[int, Any], Any]] = {}
+    for sig in _DEFERRED:
+        handler = signal.getsignal(sig)
+        if callable(handler):
+            handlers[sig] = handler
+    for held in handlers:
+        signal.signal(held, lambda signum, frame: pending.append(signum))
     _depth += 1
     try:
         with _translated():
             yield
     finally:
         _depth -= 1
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
+        for held, previous in handlers.items():
+            signal.signal(held, previous)
     if pending:
         handlers[pending[0]](pending[0], None)
 

@@ -277,7 +277,7 @@ def killing_write(self, data):
         os.kill(os.getpid(), signal.SIGKILL)
     return write_bytes(self, data)
 pathlib.Path.write_bytes = killing_write
-from spacy_lpcfg.cli import main
+from spacy_lpcfg.console import main
 sys.argv = ["spacy-lpcfg", *sys.argv[1:]]
 main()
 """
@@ -356,7 +356,7 @@ def slow_fit(self, trees, dev_trees=None):
     sys.stderr.flush()
     time.sleep(60)
 MLEEstimator.fit = slow_fit
-from spacy_lpcfg.cli import main
+from spacy_lpcfg.console import main
 sys.argv = ["spacy-lpcfg", *sys.argv[1:]]
 main()
 """

@@ -158,7 +158,7 @@ def test_n_jobs_needs_split_merge_and_a_worker(tmp_path, train_args):
         result.stderr
     )
     result = _train(tmp_path / "m", train_args, "--n-jobs", "0")
-    assert result.exit_code == 2 and "--n-jobs must be at least 1, not 0" in result.stderr
+    assert result.exit_code == 2 and "--n-jobs must be from 1 to 64, not 0" in result.stderr
     result = _invoke(
         "train", corpus, tmp_path / "m", "--estimator", "right", *rest, "--n-jobs", "2"
     )

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from ..errors import Errors
 from ..interrupts import kernel_calls
 
 if TYPE_CHECKING:
@@ -362,8 +363,10 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool] | None:
         client = _active_dask_client()
         return None if client is None else (client, False)
     if isinstance(scheduler, str):
-        from distributed import Client
-
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ValueError(Errors.E807) from None
         return Client(scheduler, set_as_default=False), True
     return scheduler, False
 

@@ -8,6 +8,11 @@ and ``EvalbResult.messages`` to its stderr. Where EVALB has undefined
 behaviour (more than 200 words or brackets, lines over 5000 bytes, a ``)``
 closing nothing) this scorer reads whole lines, has no size limits and
 ignores the unmatched ``)`` while keeping EVALB's bracket counter and messages.
+
+Words are compared as EVALB compares them, as C strings, with one addition: a
+control character written as ``Tree.pformat`` writes it (``-U+001B-``) is the
+character itself, so a parse printed by this package scores against gold that
+holds the raw character (EVALB would report "Words unmatch" there).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import Errors
+from ..trees.brackets import unescape_controls
 from ..trees.formats.text import read_bytes, read_text
 from ..trees.tree import Tree
 from .params import EvalbParams, get_params
@@ -29,13 +35,16 @@ _NT = r"[^ \t\n\v\f\r()]"  # a label or word character (not a terminator)
 # One step of EVALB's read_line() loop, after optional space. ``open`` is a phrase
 # whose label is followed by "(" or ")" (after optional space) or the end; ``odd`` a
 # label followed by a word that does not close the bracket, which EVALB reports and
-# cannot read past (the word is then an unexpected character).
+# cannot read past (the word is then an unexpected character). NUL is no terminator:
+# EVALB copies it into a label or word (where, as the end of a C string, it cuts
+# it), but its reading loop stops at one where a token would begin (``end``).
 _TOKEN = re.compile(
     rf"{_WS}*(?:"
     rf"\((?P<tag>{_NT}*){_WS}+(?P<word>{_NT}*)\)"
     rf"|\((?P<open>{_NT}*)(?={_WS}*\(|\)|\Z)"
     rf"|\((?P<odd>{_NT}*)"
     rf"|(?P<close>\))"
+    rf"|(?P<end>\0)"
     rf"|(?P<junk>.)"
     rf"|\Z)",
     re.DOTALL,
@@ -130,14 +139,25 @@ class Rules:
         return a == b or (a, b) in self.equivalent
 
     def same_word(self, a: str, b: str) -> bool:
+        if a == b or (a, b) in self.equivalent_words:
+            return True
+        a, b = _as_compared(a), _as_compared(b)
         return a == b or (a, b) in self.equivalent_words
+
+
+def _as_compared(word: str) -> str:
+    # A word as EVALB compares it (strcmp: up to a NUL), control escapes read back.
+    return unescape_controls(word).partition("\0")[0]
+
+
+def _c_string(text: str) -> str:
+    return text.partition("\0")[0]
 
 
 def read_line(line: str, rules: Rules, error: Callable[[str], None]) -> _Sentence:
     """Read one bracketed line as EVALB's read_line() does, reporting through ``error``."""
-    end = line.find("\0")  # C strings end at a NUL byte
-    if end >= 0:
-        line = line[:end]
+    # Labels and words are C strings to EVALB: kept up to a NUL inside them.
+    cut = _c_string if "\0" in line else str
     sentence = _Sentence()
     brackets = sentence.brackets
     # EVALB's bracket stack is an array with a counter that may go negative; a dict
@@ -148,13 +168,13 @@ def read_line(line: str, rules: Rules, error: Callable[[str], None]) -> _Sentenc
         kind = match.lastgroup
         if kind == "word":  # a terminal "(TAG WORD)"; the word group closes last
             open_brackets = [stack[i] for i in range(top)] if rules.quote_tags else ()
-            sentence.add_terminal(match["tag"], match["word"], rules, open_brackets)
+            sentence.add_terminal(cut(match["tag"]), cut(match["word"]), rules, open_brackets)
         elif kind == "open" or kind == "odd":
             if kind == "odd" and _AFTER_ODD.match(line, match.end())["next"] != "(":
                 error("More than two elements in a bracket")
             stack[top] = len(brackets)
             top += 1
-            brackets.append([match[kind], len(sentence.words), -1])
+            brackets.append([cut(match[kind]), len(sentence.words), -1])
         elif kind == "close":
             bracket = stack.get(top - 1)
             if top < 0:
@@ -162,6 +182,8 @@ def read_line(line: str, rules: Rules, error: Callable[[str], None]) -> _Sentenc
             top -= 1
             if bracket is not None:
                 brackets[bracket][2] = len(sentence.words)
+        elif kind == "end":
+            break
         elif kind == "junk":  # EVALB does not advance past it: it errs until it stops
             while True:
                 error("Reading sentence")

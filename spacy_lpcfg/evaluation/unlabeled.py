@@ -20,6 +20,11 @@ Punctuation is recognised by the gold tag, so that it works across the bundled
 treebanks: the Penn tags ``# $ '' , -LRB- -RRB- . : ```` (the usual WSJ10
 list), any tag without a letter or digit (the tags of IcePaHC and Floresta are
 the punctuation marks themselves) and the ``F...`` tags of AnCora (CESS-ESP).
+
+Each predicted tree must be over its gold tree's words, checked as EVALB checks
+them: the same number of words, and the same word wherever the gold word is
+kept (punctuation words, removed, are not compared); a control character written
+escaped (``-U+001B-``, as ``Tree.pformat`` writes it) is the character itself.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..errors import Errors, excerpt
+from ..trees.brackets import unescape_controls
 from ..trees.tree import EMPTY_TAG, Tree
 
 PTB_PUNCTUATION_TAGS = frozenset({"#", "$", "''", ",", "-LRB-", "-RRB-", ".", ":", "``"})
@@ -67,6 +74,36 @@ def content_brackets(tree: Tree, keep: Sequence[bool]) -> tuple[int, set[tuple[i
         if last - first >= 2 and (first, last) != (0, n_kept):
             brackets.add((first, last))
     return n_kept, brackets
+
+
+def _check_words(
+    number: int, gold: Sequence[str], predicted: Sequence[str], keep: Sequence[bool]
+) -> None:
+    """Check that a predicted tree is over the gold tree's words, as EVALB checks them.
+
+    number (int): the sentence's number (from 1), for the message.
+    gold (Sequence[str]): the gold tree's words.
+    predicted (Sequence[str]): the predicted tree's words.
+    keep (Sequence[bool]): per gold word, whether it is compared (not punctuation).
+    RAISES ValueError: another number of words, or another kept word; the message
+        quotes a few words of each tree from the first difference.
+    """
+    if len(predicted) != len(gold):
+        detail = f"{len(gold)} gold words but {len(predicted)} predicted"
+        raise ValueError(Errors.E027.format(number=number, detail=detail))
+    for position, (kept, gold_word, word) in enumerate(zip(keep, gold, predicted)):
+        if kept and gold_word != word and unescape_controls(gold_word) != unescape_controls(word):
+            detail = (
+                f"from word {position + 1}, gold words {_words_from(gold, keep, position)} "
+                f"but predicted {_words_from(predicted, keep, position)}"
+            )
+            raise ValueError(Errors.E027.format(number=number, detail=detail))
+
+
+def _words_from(words: Sequence[str], keep: Sequence[bool], position: int) -> str:
+    # The compared words from ``position`` on, cut short: enough to recognise the sentence.
+    text = " ".join(word for word, kept in zip(words[position:], keep[position:]) if kept)
+    return excerpt(text, 40)
 
 
 @dataclass(frozen=True)
@@ -116,20 +153,19 @@ def unlabeled_scores(
         (None: all).
     is_punctuation (Callable[[str], bool]): whether a gold tag is removed.
     RETURNS (UnlabeledScores): the scores.
-    RAISES ValueError: the lists differ in length, or a pair of trees in word count.
+    RAISES ValueError: the lists differ in length, a pair of trees in its words (naming
+        the sentence, from 1), or max_length is below 1.
     """
     if len(gold) != len(predicted):
-        raise ValueError(f"{len(gold)} gold trees but {len(predicted)} predicted trees")
+        raise ValueError(Errors.E015.format(gold=len(gold), test=len(predicted)))
+    if max_length is not None and max_length < 1:
+        raise ValueError(Errors.E028.format(value=max_length))
     matched = n_gold = n_predicted = n_sentences = 0
     sums = [0.0, 0.0, 0.0]
     n_averaged = 0
-    for index, (gold_tree, test_tree) in enumerate(zip(gold, predicted)):
-        tags = gold_tree.tags()
-        if test_tree.n_words != len(tags):
-            raise ValueError(
-                f"sentence {index}: {len(tags)} gold words but {test_tree.n_words} predicted"
-            )
-        keep = [not is_punctuation(tag) for tag in tags]
+    for number, (gold_tree, test_tree) in enumerate(zip(gold, predicted), 1):
+        keep = [not is_punctuation(tag) for tag in gold_tree.tags()]
+        _check_words(number, gold_tree.words(), test_tree.words(), keep)
         n_kept, gold_brackets = content_brackets(gold_tree, keep)
         if n_kept == 0 or (max_length is not None and n_kept > max_length):
             continue

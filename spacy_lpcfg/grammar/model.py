@@ -3,7 +3,8 @@
 A model directory holds::
 
     cfg.json          format and version, estimator name and parameters, training
-                      facts, language, label scheme, sizes (checked on load)
+                      facts (tree counts, the treebank), language, label scheme,
+                      sizes (checked on load)
     transforms.json   the TransformSpec of the trees the grammar is over
     lexicon.json      known words and unknown-word classes (Lexicon.to_dict)
     grammar.json  symbols.json  words.json  grammar.npz    the grammar (LPCFG.to_disk)
@@ -20,8 +21,9 @@ A model directory holds::
                       (``function_labels``) and its sizes (``function_labeller``)
 
 ``to_disk`` writes into a temporary directory beside the target and renames it
-into place, so an interrupted save leaves no half-written model. ``to_bytes``
-packs the same files into one zip archive. Nothing is pickled.
+into place, so an interrupted save leaves no half-written model. ``from_disk``
+reads regular files inside the directory only, never through a symbolic link.
+``to_bytes`` packs the same files into one zip archive. Nothing is pickled.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from .serialization import (
     check_version,
     decode_members,
     excerpt,
+    member_path,
     pack_zip,
     read_file,
     read_json,
@@ -76,6 +79,10 @@ SPECTRUM_VERSION = 1
 # and ensembles, read by ``decode.parser``): checked on load, so the parser can trust them.
 COARSE_GRAMMAR = "coarse_grammar"  # the one-state grammar to prune with
 ENSEMBLE = "ensemble"  # the members decoded jointly with the grammar
+# Key of ``training``: the corpus or treebank file the model was trained on
+# (``treebank_name``), so that ``combine_models`` can tell models of other treebanks
+# with one label scheme apart (PTB and IcePaHC are both "penn"). Older models lack it.
+TREEBANK = "treebank"
 MAX_JSON_BYTES = 1 << 30  # a model's JSON files are megabytes; refuse to read gigabytes
 
 
@@ -239,6 +246,12 @@ class ParsingModel:
         except (TypeError, ValueError, RecursionError) as exc:
             detail = f"params and training must be JSON-serialisable ({shorten(str(exc), 120)})"
             raise GrammarError(Errors.E210.format(detail=detail)) from None
+        if not isinstance(self.training.get(TREEBANK, ""), str):
+            detail = (
+                f"training '{TREEBANK}' must name a corpus or treebank file, not "
+                f"{excerpt(self.training[TREEBANK])}"
+            )
+            raise GrammarError(Errors.E210.format(detail=detail))
         unknown = [n for n in (spectrum.values if spectrum else ()) if n not in grammar.symbols]
         if unknown:
             detail = f"the spectrum has symbols the grammar lacks: {excerpt(unknown)}"
@@ -297,6 +310,19 @@ class ParsingModel:
     def with_members(self, members: Sequence[ParsingModel], decoder: str | None) -> ParsingModel:
         """This model (its arrays shared, not copied) with other members and decoder."""
         return self._replace(members=members, decoder=decoder)
+
+    @property
+    def treebank(self) -> str | None:
+        """The corpus or treebank file the model was trained on; None: not recorded."""
+        return self.training.get(TREEBANK)
+
+    def with_treebank(self, name: str) -> ParsingModel:
+        """This model (its arrays shared, not copied), and its members, recording the
+        treebank they were trained on (``treebank_name`` of the corpus or path)."""
+        return self._replace(
+            training={**self.training, TREEBANK: name},
+            members=[member.with_treebank(name) for member in self.members],
+        )
 
     def with_function_labeller(
         self, labeller: FunctionTagger | None, function_labels: str | None = None
@@ -613,11 +639,14 @@ class ParsingModel:
         return f"ParsingModel({self.estimator or 'unknown estimator'}, {self.grammar!r}{extra})"
 
 
-def combine_models(models: Sequence[ParsingModel], decoder: str | None = None) -> ParsingModel:
+def combine_models(
+    models: Sequence[ParsingModel], decoder: str | None = None, *, force: bool = False
+) -> ParsingModel:
     """One model that decodes ``models`` together: the first with the others (and their
     members, flattened) as its members. The models may differ in binarisation, Markov
     orders, function tags kept or stripped, estimator and lexicon; they must share the
-    label scheme (same treebank).
+    label scheme, the language and the treebank (where both models record it: older
+    models do not).
 
     Models over the same grammar structure (same transforms, symbols, rules and
     vocabulary: EM grammars from other seeds, noisy clustering models) become one
@@ -630,12 +659,17 @@ def combine_models(models: Sequence[ParsingModel], decoder: str | None = None) -
 
     decoder (str | None): how the parses are combined (``decode.members``: "product",
         "mbr", "dual"). Defaults to ``defaults.MEMBER_DECODER`` for members.
-    RAISES GrammarError: fewer than two models, or models that do not fit together.
+    force (bool): combine models of other languages or treebanks too (same label
+        scheme still).
+    RAISES GrammarError: fewer than two models, models of other languages or
+        treebanks (E219, unless ``force``), or models that do not fit together.
     """
     parts = [part for model in models for part in model.parts]
     if len(parts) < 2:
         detail = "combining needs at least two models"
         raise GrammarError(Errors.E210.format(detail=detail))
+    if not force:
+        _check_same_treebank(parts)
     if decoder != "dual" and _same_structure(parts):
         combined = _ensemble(parts, "product" if decoder == "product" else "product_mbr")
     else:
@@ -644,6 +678,32 @@ def combine_models(models: Sequence[ParsingModel], decoder: str | None = None) -
     if labelled is None:
         return combined
     return combined.with_function_labeller(labelled.labeller, labelled.function_labels)
+
+
+def _check_same_treebank(models: Sequence[ParsingModel]) -> None:
+    """RAISES GrammarError (E219): models of other languages, or of other treebanks
+    where both record theirs (for older models only the language tells)."""
+
+    def fail(what: str, first: str, other: str) -> GrammarError:
+        return GrammarError(
+            Errors.E219.format(what=what, first=excerpt(first), other=excerpt(other))
+        )
+
+    first = models[0]
+    for model in models[1:]:
+        if model.language != first.language:
+            raise fail("languages", first.language, model.language)
+    named = [model.treebank for model in models if model.treebank is not None]
+    for name in named[1:]:
+        if name != named[0]:
+            raise fail("treebanks", named[0], name)
+
+
+def treebank_name(source: str | Path) -> str:
+    """What a model records of the treebank it was trained on (``TREEBANK``): a corpus
+    name as it is, a treebank file's or folder's name (its whole path would say nothing
+    on another machine, and would show where the user keeps their files)."""
+    return Path(os.path.abspath(source)).name
 
 
 def _same_structure(models: Sequence[ParsingModel]) -> bool:
@@ -784,7 +844,9 @@ def _fail_for(source: str | Path):
 
 
 def _read_file(directory: Path, name: str) -> bytes:
-    file = directory.joinpath(*name.split("/"))
+    """The member `name` of a model directory: a regular file inside it, never a link
+    (``member_path``: no error message may quote a file from elsewhere)."""
+    file = member_path(directory, name)
     if not file.is_file():
         raise GrammarError(Errors.E207.format(source=directory, detail=f"missing file {name}"))
     if file.stat().st_size > MAX_JSON_BYTES and name.endswith(".json"):
@@ -890,9 +952,9 @@ def _check_replaceable(path: Path) -> None:
     """Raise unless `path` is free, an empty directory or a model directory (of any version)."""
     if not path.exists() or (path.is_dir() and not any(path.iterdir())):
         return
-    try:
-        cfg = json.loads((path / CFG).read_bytes().decode("utf8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    try:  # a linked cfg.json (to /dev/zero...) is no model's: refused unread
+        cfg = json.loads(_read_file(path, CFG).decode("utf8"))
+    except (ValueError, RecursionError):  # GrammarError, bad UTF-8 or JSON
         cfg = None
     if not (isinstance(cfg, dict) and cfg.get("format") == MODEL_FORMAT):
         raise GrammarError(Errors.E209.format(path=path))

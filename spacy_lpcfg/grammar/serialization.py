@@ -22,6 +22,7 @@ import json
 import math
 import os
 import reprlib
+import stat
 import tokenize
 import warnings
 import zipfile
@@ -461,13 +462,43 @@ def read_directory(path: str | Path) -> dict[str, bytes]:
     def fail(detail: str) -> GrammarError:
         return GrammarError(Errors.E114.format(source=path, detail=detail))
 
-    return {name: read_file(path / name, name, fail) for name in MEMBERS if (path / name).is_file()}
+    files = {name: member_path(path, name) for name in MEMBERS}
+    return {name: read_file(file, name, fail) for name, file in files.items() if file.is_file()}
+
+
+def member_path(directory: Path, name: str) -> Path:
+    """The path of the file or folder `name` ('/'-separated) of `directory`, which need
+    not exist. Model files may be crafted: a link would make us read (and quote in error
+    messages) any file, so no link is followed, on the way or at the end.
+
+    RAISES GrammarError (E218): `name` or a folder on its way is a symbolic link (the
+        message names that one), or it resolves outside `directory`. The message names
+        `directory` and the member only, never the link's target.
+    """
+    path = directory
+    parts = name.split("/")
+    for i, part in enumerate(parts):
+        path = path / part
+        if path.is_symlink():
+            linked = "/".join(parts[: i + 1])
+            raise GrammarError(Errors.E218.format(source=directory, name=linked))
+    # Other redirections (Windows junctions) show only once resolved.
+    if os.path.lexists(path) and not path.resolve().is_relative_to(directory.resolve()):
+        raise GrammarError(Errors.E218.format(source=directory, name=name))
+    return path
 
 
 def read_file(path: Path, name: str, fail: Fail) -> bytes:
-    """A file's bytes; OSError becomes `fail`'s error naming the file."""
+    """A regular file's bytes; OSError becomes `fail`'s error naming the file. The file
+    is opened without following a link (where the system can), so a link put in place
+    after ``member_path`` checked it is not read either."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
-        return path.read_bytes()
+        # Non-blocking: opening a FIFO must not wait for a writer.
+        with open(os.open(path, flags | getattr(os, "O_NONBLOCK", 0)), "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                raise fail(f"{name} is not a regular file")
+            return stream.read()
     except OSError as exc:
         raise fail(f"cannot read {name} ({_exception(exc)})") from None
 

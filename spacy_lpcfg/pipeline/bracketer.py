@@ -115,12 +115,15 @@ class LPCFGBracketer(Pipe):
     def from_disk(
         self, path: str | Path, *, exclude: Iterable[str] = util.SimpleFrozenList()
     ) -> LPCFGBracketer:
+        from ..grammar.serialization import member_path
         from ..unsupervised import load_bracketer
 
-        folder = Path(path) / MODEL_DIR
+        folder = member_path(Path(path), MODEL_DIR)  # never a link out of the pipeline
         if folder.is_dir():
             try:
                 self.bracketer = load_bracketer(folder)
+            except GrammarError:  # names the file (a link, a missing file)
+                raise
             except (OSError, ValueError, KeyError) as exc:
                 detail = f"not a saved bracketer ({type(exc).__name__})"
                 raise GrammarError(Errors.E207.format(source=folder, detail=detail)) from None

@@ -30,6 +30,7 @@ retokenising afterwards leaves the span group's offsets stale.
 
 import dataclasses
 import inspect
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,7 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from .. import defaults
-from ..errors import Errors, GrammarError, excerpt
+from ..errors import Errors, GrammarError, Warnings, excerpt
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
 from .docs import (
@@ -127,8 +128,9 @@ def make_lpcfg_parser(
 
     The ``model`` directory is checked now, except when spaCy rebuilds a saved
     pipeline (``spacy.load``, an installed package, a ``source`` component): the
-    component then reads its own copy of the grammar (``from_disk``), and the
-    directory it was first made from may be gone.
+    component then reads its own copy of the grammar (``from_disk``), never the
+    directory it was first made from, which may be gone or, relative to another
+    working directory, another model.
     """
     return LPCFGParser(
         nlp.vocab,
@@ -205,7 +207,8 @@ class LPCFGParser(Pipe):
         them gets the labeller's).
     scorer (Callable | None): the scoring function (``Pipe.score``).
     check_model (bool): check now that ``model`` is a model directory (its files are
-        read on first use). False when a saved pipeline brings its own copy.
+        read on first use). False when a saved pipeline brings its own copy: ``model``
+        is then never read (``from_disk`` reads the copy; ``initialize`` still reads it).
     RAISES ValueError: a bad setting (an unknown choice, ``max_length`` < 1, a
         ``prune_threshold`` outside [0, 1), a ``model`` that is no model directory...).
     """
@@ -275,6 +278,11 @@ class LPCFGParser(Pipe):
         self._model: ParsingModel | None = None
         self._parser: Parser | None = None
         self._normalizer: TokenNormalizer | None = None
+        # A saved pipeline parses with its own copy only: the training-time path would
+        # resolve against the current directory, where another model may be.
+        self._reads_model_path = model is not None and check_model
+        self._missing_copy: Path | None = None  # from_disk found no copy there
+        self._warned_language = False
         install_extensions()
 
     # The grammar ---------------------------------------------------------------
@@ -292,20 +300,38 @@ class LPCFGParser(Pipe):
         self._model = model
         self._parser = None
         self._normalizer = None
+        self._missing_copy = None
+        self._check_language(model)
+
+    def _check_language(self, model: "ParsingModel") -> None:
+        """Warn (once per component) that the model was trained on another language
+        than the pipeline's; a multi-language ("xx") pipeline takes any."""
+        lang = self.vocab.lang
+        if self._warned_language or lang in ("", "xx") or model.language == lang:
+            return
+        self._warned_language = True
+        warning = Warnings.W502.format(name=self.name, model=model.language, lang=lang)
+        warnings.warn(warning, UserWarning, stacklevel=3)
 
     @property
     def _has_model(self) -> bool:
-        return self._model is not None or self.model_path is not None
+        return self._model is not None or self._reads_model_path
 
     def _require_model(self) -> "ParsingModel":
-        """The model, read from the ``model`` path on first use. RAISES ValueError: none."""
-        if self._model is None and self.model_path is not None:
+        """The model, read from the ``model`` path on first use (not in a saved
+        pipeline). RAISES ValueError: none (E518: the saved pipeline lacks its copy)."""
+        if self._model is None and self._reads_model_path and self.model_path is not None:
             from ..grammar.model import ParsingModel
 
             self._set_model(ParsingModel.from_disk(self.model_path))
+        if self._model is None and self._missing_copy is not None:
+            raise self._no_copy_error(self._missing_copy)
         if self._model is None:
             raise ValueError(Errors.E501.format(name=self.name))
         return self._model
+
+    def _no_copy_error(self, copy: Path) -> GrammarError:
+        return GrammarError(Errors.E518.format(name=self.name, folder=copy.parent, copy=copy.name))
 
     @property
     def parser(self) -> "Parser":
@@ -419,6 +445,10 @@ class LPCFGParser(Pipe):
         if dev_corpus is not None and nlp is not None:
             dev_trees, _ = self._training_trees(dev_corpus(nlp))
         model = self._fitted_estimator(trees, scheme, language, dev_trees).model_
+        if treebank is not None:  # what combine_models checks (Examples name none)
+            from ..grammar.model import treebank_name
+
+            model = model.with_treebank(treebank_name(treebank))
         if self.function_labeller is not False:
             model = self._with_labeller(model, trees)
         self._set_model(model)
@@ -585,13 +615,22 @@ class LPCFGParser(Pipe):
     def from_disk(
         self, path: str | Path, *, exclude: Iterable[str] = util.SimpleFrozenList()
     ) -> "LPCFGParser":
-        """Read ``to_disk`` output; a directory without ``model`` leaves the component
-        uninitialised. RAISES GrammarError: a corrupt model directory."""
+        """Read ``to_disk`` output. A directory without ``model`` leaves the component
+        without a grammar (first use raises E518), or, when its ``model`` setting says
+        it was saved with one, fails now: it never falls back to that setting's path.
+        RAISES GrammarError: a corrupt model directory, a link (E218), no copy (E518).
+        """
         from ..grammar.model import ParsingModel
+        from ..grammar.serialization import member_path
 
-        def read(model_path: Path) -> None:
-            if model_path.exists():
-                self._set_model(ParsingModel.from_disk(model_path))
+        def read(copy: Path) -> None:
+            member_path(Path(path), copy.name)  # the pipeline's own copy, not a link
+            if copy.exists():
+                self._set_model(ParsingModel.from_disk(copy))
+                return
+            self._missing_copy = copy
+            if self.model_path is not None:  # to_disk wrote it: the folder lost it
+                raise self._no_copy_error(copy)
 
         util.from_disk(path, {"model": read}, exclude)
         return self
@@ -648,8 +687,10 @@ def rebuilding_saved_pipeline(nlp: Language, name: str) -> bool:
 
 
 def check_model_directory(path: Path, name: str) -> None:
-    """RAISES ValueError: ``path`` does not exist or is no model directory (E511, E512)."""
+    """RAISES ValueError: ``path`` does not exist or is no model directory (E511, E512),
+    or a file of it is a link (GrammarError E218, now rather than on first use)."""
     from ..grammar.model import CFG, GRAMMAR_FILES, LEXICON, TRANSFORMS
+    from ..grammar.serialization import member_path
 
     if not path.exists():
         raise ValueError(Errors.E511.format(name=name, path=path))
@@ -659,7 +700,7 @@ def check_model_directory(path: Path, name: str) -> None:
         missing = [
             file
             for file in (CFG, TRANSFORMS, LEXICON, *GRAMMAR_FILES)
-            if not (path / file).is_file()
+            if not member_path(path, file).is_file()
         ]
         if not missing:
             return

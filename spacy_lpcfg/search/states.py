@@ -115,9 +115,9 @@ class LatentStateSearch(BaseEstimator):
         if self.max_symbols is not None:
             check_number(self, "max_symbols", "an int >= 0 or None", low=0, integer=True)
         if self.max_time is not None:
-            top = CEILINGS.max_time
-            expected = f"a number of seconds > 0 and <= {top:.0f}"
-            check_number(self, "max_time", expected, low=1e-9, high=top + 1e-9)
+            seconds = CEILINGS.max_time
+            expected = f"a number of seconds > 0 and <= {seconds:.0f}"
+            check_number(self, "max_time", expected, low=1e-9, high=seconds + 1e-9)
         if not isinstance(self.random_state, int) or isinstance(self.random_state, bool):
             expected = "an int (the search's candidates are seeded from it)"
             raise ValueError(

@@ -34,13 +34,21 @@ def _score_with(candidates: StateCandidates, assignment: dict[str, int]) -> Scor
     return candidates.score(assignment)
 
 
+def distributed_client() -> Any:
+    """``distributed.Client``. RAISES ValueError: the ``dask`` extra is not installed (E807)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError(Errors.E807) from None
+    return Client
+
+
 def connect(scheduler: Any):
     """A ``distributed.Client`` of a scheduler address (a Client is returned as it is).
 
     RAISES ValueError: the scheduler cannot be reached (E806).
     """
-    from distributed import Client
-
+    Client = distributed_client()
     if isinstance(scheduler, Client):
         return scheduler
     try:

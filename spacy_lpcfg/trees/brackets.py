@@ -15,6 +15,14 @@ gives the text back (a word that was ``-LRB-`` to begin with reads back as
 ``(``, the treebank spelling of that character). ``Tree.pformat`` escapes only
 the words bracket notation cannot hold (``writable_word``), so treebank
 spellings such as Floresta's ``{`` are written as they are.
+
+Control characters (C0, DEL and C1) are written as their code point between
+hyphens, ``-U+001B-`` for ESC, in words and labels alike: printed raw, ESC
+and its kin are commands to the terminal that shows the tree, and NUL ends a
+C string (EVALB's words). The spelling is of the Penn escapes' family, reads
+back the same way (``unescape_word``, ``unescape_controls``), and is no
+treebank's spelling of a word; a backslash escape would have needed every
+backslash in the text escaped too.
 """
 
 from __future__ import annotations
@@ -33,34 +41,67 @@ ROOT_WRAPPERS = frozenset({"", "TOP", "ROOT"})
 
 PTB_ESCAPES = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
 """Bracket characters and their Penn Treebank spelling in words."""
+CONTROL_CHARACTERS = "".join(map(chr, [*range(0x20), 0x7F, *range(0x80, 0xA0)]))
+"""C0, DEL and C1: written as ``-U+001B-`` (see the module docstring)."""
+CONTROL_ESCAPES = {char: f"-U+{ord(char):04X}-" for char in CONTROL_CHARACTERS}
 # Whitespace would split a word in two: it becomes "_", as multiword tokens are
 # written in Floresta and CESS-ESP. (Python's \s: str.isspace(), all below U+3001.)
+# Whitespace that is a control character (tab, newline) gets its reversible escape.
 _ESCAPE_TABLE = str.maketrans(
-    {**PTB_ESCAPES, **{chr(c): "_" for c in range(0x3001) if chr(c).isspace()}}
+    {
+        **PTB_ESCAPES,
+        **{chr(c): "_" for c in range(0x3001) if chr(c).isspace()},
+        **CONTROL_ESCAPES,
+    }
 )
-_ESCAPED = re.compile("|".join(map(re.escape, PTB_ESCAPES.values())))
-_UNESCAPES = {escape: character for character, escape in PTB_ESCAPES.items()}
-_UNWRITABLE = re.compile(r"[\s()]")
+_UNESCAPES = {
+    **{escape: character for character, escape in PTB_ESCAPES.items()},
+    **{escape: character for character, escape in CONTROL_ESCAPES.items()},
+}
+_CONTROL_ESCAPE = r"-U\+00(?:[01][0-9A-F]|7F|[89][0-9A-F])-"  # exactly CONTROL_ESCAPES
+_ESCAPED = re.compile("|".join([*map(re.escape, PTB_ESCAPES.values()), _CONTROL_ESCAPE]))
+_ESCAPED_CONTROL = re.compile(_CONTROL_ESCAPE)
+_UNWRITABLE = re.compile(r"[\s()\x00-\x1f\x7f-\x9f]")  # the last two: CONTROL_CHARACTERS
 
 
 def escape_word(word: str) -> str:
     """The word as written in bracket notation: each bracket character becomes its
-    Penn Treebank escape (``f(x)`` -> ``f-LRB-x-RRB-``), whitespace ``_``.
-    Escapes already present stay as they are (``-LRB-`` -> ``-LRB-``)."""
+    Penn Treebank escape (``f(x)`` -> ``f-LRB-x-RRB-``), each control character its
+    code point (``-U+001B-``), other whitespace ``_``. Escapes already present stay
+    as they are (``-LRB-`` -> ``-LRB-``)."""
     return word.translate(_ESCAPE_TABLE)
 
 
 def unescape_word(word: str) -> str:
-    """The text of a bracketed word: each Penn Treebank bracket escape in it back to
-    its character (``f-LRB-x-RRB-`` -> ``f(x)``, ``-LCB-`` -> ``{``)."""
-    return _ESCAPED.sub(lambda match: _UNESCAPES[match.group()], word) if "-" in word else word
+    """The text of a bracketed word: each Penn Treebank bracket escape and control
+    character escape in it back to its character (``f-LRB-x-RRB-`` -> ``f(x)``,
+    ``-LCB-`` -> ``{``, ``-U+001B-`` -> ESC)."""
+    return _ESCAPED.sub(_unescape, word) if "-" in word else word
+
+
+def unescape_controls(word: str) -> str:
+    """The word with only its control character escapes read back (``-U+0000-`` ->
+    NUL): what a raw treebank word holds where ``escape_word`` wrote an escape, and
+    the Penn bracket escapes, which treebanks hold as they are, stay."""
+    return _ESCAPED_CONTROL.sub(_unescape, word) if "-U+" in word else word
+
+
+def _unescape(match: re.Match) -> str:
+    return _UNESCAPES[match.group()]
 
 
 def writable_word(word: str) -> str:
     """The word as ``Tree.pformat`` writes it: as it is when bracket notation can hold
     it, so treebank spellings stay (Floresta's ``{``, IcePaHC's ``{á}``); else, when it
-    holds ``(``, ``)`` or whitespace, ``escape_word(word)``."""
+    holds ``(``, ``)``, whitespace or a control character, ``escape_word(word)``."""
     return escape_word(word) if _UNWRITABLE.search(word) else word
+
+
+def writable_label(label: str) -> str:
+    """The label as bracket notation writes it: as ``writable_word``, so that a label
+    (from a user's treebank, through a grammar) cannot carry a bracket, whitespace or
+    a control character into the output either."""
+    return writable_word(label)
 
 
 def _line_of(text: str, offset: int, first_line: int) -> int:

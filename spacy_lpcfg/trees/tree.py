@@ -137,7 +137,7 @@ class Tree:
         A word holding ``(``, ``)`` or whitespace is written escaped (``f(x)`` ->
         ``f-LRB-x-RRB-``, see ``trees.brackets.writable_word``), so the text reads back.
         """
-        from .brackets import writable_word
+        from .brackets import writable_label, writable_word
 
         parts: list[str] = []
         stack: list[Tree | str] = [self]
@@ -146,9 +146,9 @@ class Tree:
             if isinstance(item, str):
                 parts.append(item)
             elif item.word is not None:
-                parts.append(f"({item.label} {writable_word(item.word)})")
+                parts.append(f"({writable_label(item.label)} {writable_word(item.word)})")
             else:
-                parts.append(f"({item.label}")
+                parts.append(f"({writable_label(item.label)}")
                 stack.append(")")
                 for child in reversed(item.children):
                     stack.append(child)
@@ -157,6 +157,8 @@ class Tree:
 
     def pretty(self, indent: int = 2) -> str:
         """Multi-line Penn notation: one phrase per line, flat phrases on one line."""
+        from .brackets import writable_label
+
         lines: list[str] = []
         stack: list[tuple[Tree, int] | None] = [(self, 0)]  # None closes the last line
         while stack:
@@ -169,7 +171,7 @@ class Tree:
             if node.word is not None or all(c.word is not None for c in node.children):
                 lines.append(pad + node.pformat())
                 continue
-            lines.append(f"{pad}({node.label}")
+            lines.append(f"{pad}({writable_label(node.label)}")
             stack.append(None)
             stack.extend((child, depth + 1) for child in reversed(node.children))
         return "\n".join(lines)

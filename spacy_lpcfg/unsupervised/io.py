@@ -9,6 +9,7 @@ given to the spectral learner, used only in ``fit``) are stored as null.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from .spectral import SpectralBracketer
 from .tagger import MostFrequentTagger
 
 FORMAT_VERSION = 1
+META, ARRAYS = "bracketer.json", "arrays.npz"
 CLASSES = {
     cls.name: cls
     for cls in (SpectralBracketer, CCM, RightBranching, LeftBranching, RandomBranching)
@@ -65,8 +67,8 @@ def save_bracketer(model: Bracketer, path: str | Path) -> None:
         },
     }
     meta["fitted"] = {name: _json_value(value) for name, value in meta["fitted"].items()}
-    (path / "bracketer.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-    np.savez(path / "arrays.npz", **arrays)
+    (path / META).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    np.savez(path / ARRAYS, **arrays)
 
 
 def load_bracketer(path: str | Path) -> Bracketer:
@@ -74,10 +76,11 @@ def load_bracketer(path: str | Path) -> Bracketer:
 
     path (str | Path): the directory.
     RETURNS (Bracketer): the fitted bracketer.
-    RAISES ValueError: the files are not a bracketer of a known kind and version.
+    RAISES ValueError: the files are not a bracketer of a known kind and version;
+        GrammarError (a ValueError, E218) when one is a link or lies outside ``path``.
     """
     path = Path(path)
-    meta = json.loads((path / "bracketer.json").read_text(encoding="utf-8"))
+    meta = json.loads(_read(path, META).decode("utf-8"))
     if meta.get("format_version") != FORMAT_VERSION or meta.get("name") not in CLASSES:
         raise ValueError(f"{path} is not a bracketer of format {FORMAT_VERSION}")
     try:
@@ -88,7 +91,7 @@ def load_bracketer(path: str | Path) -> Bracketer:
         raise ValueError(f"{path} has parameters this version does not know: {unknown}") from None
     for name, value in meta["fitted"].items():
         setattr(model, name, [float(v) for v in value] if name == "log_likelihoods_" else value)
-    with np.load(path / "arrays.npz", allow_pickle=False) as arrays:
+    with np.load(io.BytesIO(_read(path, ARRAYS)), allow_pickle=False) as arrays:
         for name in arrays.files:
             setattr(model, name, arrays[name])
     if meta["tagger"] is not None:
@@ -98,3 +101,18 @@ def load_bracketer(path: str | Path) -> Bracketer:
         tagger.default_tag = meta["tagger"]["default_tag"]
         model.tagger_ = tagger
     return model
+
+
+def _read(path: Path, name: str) -> bytes:
+    """A bracketer file's bytes: a regular file inside ``path``, never through a link
+    (``grammar.serialization.member_path``). RAISES GrammarError."""
+    from ..errors import Errors, GrammarError
+    from ..grammar.serialization import member_path, read_file
+
+    def fail(detail: str) -> GrammarError:
+        return GrammarError(Errors.E207.format(source=path, detail=detail))
+
+    file = member_path(path, name)
+    if not file.is_file():
+        raise fail(f"missing file {name}")
+    return read_file(file, name, fail)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from spacy_lpcfg.estimators import checkpoints as checkpoint_module
+from spacy_lpcfg.estimators import em_shards
 from spacy_lpcfg.estimators.checkpoints import (
     INDEX,
     CheckpointFolder,
@@ -346,14 +347,15 @@ def test_dev_scores_are_the_parser_f1_of_each_cycle(ptb_150, load_corpus):
 
 def test_ctrl_c_inside_a_kernel_is_a_keyboard_interrupt(tmp_path, ptb_150, monkeypatch):
     """Numba reports a Ctrl-C that lands in a kernel as a SystemError caused by the
-    KeyboardInterrupt: fit raises the KeyboardInterrupt, the checkpoint stays. Other
-    SystemErrors stay what they are."""
-    merge_losses = ShardedTreebank.merge_losses
+    KeyboardInterrupt (where signals cannot be held back: a kernel in another thread):
+    fit raises the KeyboardInterrupt, the checkpoint stays. Other SystemErrors stay
+    what they are."""
+    shard_pass = em_shards.shard_pass
 
     def failing(error):
-        def kernel(self, *args):
+        def kernel(*args, **options):
             if latest_cycle(folder) != 1:  # cycle 1 runs as usual
-                return merge_losses(self, *args)
+                return shard_pass(*args, **options)
             try:
                 raise error
             except BaseException as err:
@@ -363,11 +365,11 @@ def test_ctrl_c_inside_a_kernel_is_a_keyboard_interrupt(tmp_path, ptb_150, monke
 
     folder = tmp_path / "checkpoints"
     estimator = SplitMergeEstimator(n_cycles=2, checkpoint_dir=folder, **SETTINGS)
-    monkeypatch.setattr(ShardedTreebank, "merge_losses", failing(KeyboardInterrupt()))
+    monkeypatch.setattr(em_shards, "shard_pass", failing(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
         estimator.fit(ptb_150)
     assert latest_cycle(folder) == 1
-    monkeypatch.setattr(ShardedTreebank, "merge_losses", failing(ValueError("bad")))
+    monkeypatch.setattr(em_shards, "shard_pass", failing(ValueError("bad")))
     with pytest.raises(SystemError) as caught:
         estimator.fit(ptb_150, resume=True)
     assert isinstance(caught.value.__cause__, ValueError)

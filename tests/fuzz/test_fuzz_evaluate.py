@@ -25,8 +25,10 @@ from typer.testing import CliRunner
 
 from spacy_lpcfg.cli import app
 from spacy_lpcfg.errors import TreebankFormatError
-from spacy_lpcfg.evaluation import evaluate_files, score_lines
+from spacy_lpcfg.evaluation import evaluate_files, score_lines, score_trees
+from spacy_lpcfg.trees.brackets import CONTROL_CHARACTERS, parse_tree
 from spacy_lpcfg.trees.formats import read_treebank
+from spacy_lpcfg.trees.tree import Tree
 
 PARAMS = st.sampled_from(["collins", "spmrl"])
 runner = CliRunner()
@@ -134,3 +136,36 @@ def test_evaluate_json_with_a_label_that_is_not_utf8(fuzz_dir):
     assert_clean_exit(result)
     assert result.exit_code == 0
     assert "\\x80P" in json.loads(result.stdout)["per_label"]
+
+
+# Words EVALB reads raw: control characters (NUL too, but not C whitespace) and the
+# pieces of their written escapes, never whitespace or a bracket.
+RAW_WORDS = st.lists(
+    st.one_of(
+        st.sampled_from([char for char in CONTROL_CHARACTERS if char not in "\t\n\v\f\r"]),
+        st.sampled_from(["a", "-", "U+", "00", "1B", "LRB", "é"]),
+    ),
+    min_size=1,
+    max_size=6,
+).map("".join)
+
+
+@fuzz(150)
+@given(words=st.lists(RAW_WORDS, min_size=1, max_size=5), params=PARAMS)
+def test_a_parse_written_with_control_escapes_scores_against_raw_gold(words, params):
+    """Gold holding raw control characters against the same tree as ``pformat`` writes
+    it (escaped): a full match, read from lines (either side raw) or as trees, and no
+    control character in the written line."""
+    tree = Tree("TOP", (Tree("S", tuple(Tree.leaf("NN", word) for word in words)),))
+    raw_line = "(TOP (S " + " ".join(f"(NN {word})" for word in words) + "))"
+    written = tree.pformat()
+    assert not any(char in CONTROL_CHARACTERS for char in written)
+    for result in (
+        score_lines([raw_line], [written], params),
+        score_lines([written], [raw_line], params),
+        score_trees([tree], [parse_tree(written)], params),
+    ):
+        assert not result.messages, (result.messages, raw_line, written)
+        (row,) = result.rows
+        assert row.matched == row.gold_brackets == row.test_brackets
+        assert row.correct_tags == row.words == len(words)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import shutil
 import struct
 import tempfile
 import zipfile
@@ -93,6 +94,43 @@ def test_cfg_without_extra_grammars(model_members, fuzz_dir, load):
     source = _write(members, fuzz_dir) if load == "from_disk" else pack_zip(members)
     model, error = outcome(getattr(ParsingModel, load), source)
     assert error is None or isinstance(error, GrammarError)
+
+
+# Links -----------------------------------------------------------------------------
+
+
+@fuzz(30)
+@given(data=st.data(), model=MODELS, noise=st.binary(max_size=200))
+def test_a_linked_member_is_refused_unread(model_members, fuzz_dir, data, model, noise):
+    """A file, or a folder on its way, replaced by a link (out of the directory, or to
+    another of its files) is refused by name (E218): its target is never read, so no
+    error message quotes it."""
+    members = dict(model_members[model])
+    content = b'{"format": "PRIVATE' + noise + b'"}'
+    name = data.draw(st.sampled_from(sorted(members)))
+    parts = name.split("/")
+    linked = "/".join(parts[: data.draw(st.integers(1, len(parts)))])
+    directory = _write(members, fuzz_dir)
+    path = directory.joinpath(*linked.split("/"))
+    target = Path(tempfile.mkdtemp(dir=fuzz_dir)) / "target"
+    if path.is_dir():
+        shutil.move(path, target)
+        for file in target.rglob("*"):
+            if file.is_file():
+                file.write_bytes(content)
+    elif data.draw(st.booleans()):
+        path.unlink()
+        target.write_bytes(content)
+    else:  # a link within the directory is refused too
+        path.unlink()
+        target = directory / "elsewhere.bin"
+        target.write_bytes(content)
+    path.symlink_to(target, target_is_directory=target.is_dir())
+    with pytest.raises(GrammarError, match="E218") as error:
+        ParsingModel.from_disk(directory)
+    message = str(error.value)
+    assert f"'{linked}'" in message and "target" not in message
+    assert "elsewhere" not in message and "PRIVATE" not in message
 
 
 # Bytes ---------------------------------------------------------------------------

@@ -1,0 +1,229 @@
+"""Model directories from elsewhere: no symbolic link is followed out of (or within) a
+model directory, and models of other languages or treebanks are not combined unawares."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from spacy_lpcfg.errors import GrammarError
+from spacy_lpcfg.estimators import MLEEstimator, SpectralEstimator
+from spacy_lpcfg.estimators.function_labels import attach_function_labeller
+from spacy_lpcfg.grammar.lpcfg import LPCFG
+from spacy_lpcfg.grammar.model import (
+    ParsingModel,
+    combine_models,
+    read_spectrum,
+    treebank_name,
+)
+from spacy_lpcfg.trees import Tree
+from spacy_lpcfg.trees.transforms import TransformSpec
+
+TREEBANK = [
+    "(TOP (S (NP-SBJ (DT the) (NN dog)) (VP (VBZ runs)) (. .)))",
+    "(TOP (S (NP-SBJ (DT the) (NN cat)) (VP (VBZ sleeps) (NP (NN food))) (. .)))",
+    "(TOP (S (NP-SBJ (NNS dogs)) (VP (VBP eat) (NP (DT the) (NN food))) (. .)))",
+    "(TOP (S (NP-SBJ (DT a) (JJ big) (NN dog)) (VP (VBD ran) (NP-TMP (NN today))) (. .)))",
+]
+SECRET = "TOPSECRET-do-not-quote"
+
+
+@pytest.fixture(scope="module")
+def trees() -> list[Tree]:
+    return [Tree.from_string(text) for text in TREEBANK]
+
+
+def _mle(trees, **params) -> ParsingModel:
+    return MLEEstimator(open_class_threshold=1, **params).fit(trees).model_
+
+
+@pytest.fixture(scope="module")
+def models(trees) -> dict[str, ParsingModel]:
+    """Models whose directories hold every kind of file: plain, with extra grammars and
+    a spectrum, with a function labeller, with members."""
+    mle = _mle(trees)
+    left = _mle(trees, transform=TransformSpec(binarization="left"))
+    return {
+        "mle": mle,
+        "spectral": SpectralEstimator(n_states=2).fit(trees).model_,
+        "labelled": attach_function_labeller(mle, trees),
+        "members": combine_models([mle, left]),
+    }
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    """A folder beside the model directory, which a link may point into."""
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    return folder
+
+
+def _saved(model: ParsingModel, tmp_path: Path) -> Path:
+    path = tmp_path / "model"
+    model.to_disk(path)
+    return path
+
+
+def _link_out(path: Path, member: str, outside: Path) -> None:
+    """Move the model's member (file or folder) out of the directory, and put a symbolic
+    link to it in its place: a model that loads so reads files beyond its directory."""
+    source = path.joinpath(*member.split("/"))
+    target = outside / member.replace("/", "_")
+    shutil.move(source, target)
+    source.symlink_to(target, target_is_directory=target.is_dir())
+
+
+def _check_refused(error: pytest.ExceptionInfo, path: Path, member: str) -> None:
+    message = str(error.value)
+    assert "E218" in message and str(path) in message and member in message
+    assert "elsewhere" not in message and SECRET not in message
+
+
+MEMBERS = [
+    ("mle", "cfg.json"),
+    ("mle", "transforms.json"),
+    ("mle", "lexicon.json"),
+    ("mle", "grammar.json"),
+    ("mle", "symbols.json"),
+    ("mle", "words.json"),
+    ("mle", "grammar.npz"),
+    ("spectral", "grammars/0/grammar.npz"),
+    ("spectral", "grammars/0"),
+    ("spectral", "spectrum.json"),
+    ("spectral", "spectrum.npz"),
+    ("labelled", "function_labeller.json"),
+    ("labelled", "function_labeller.npz"),
+    ("members", "members/0/cfg.json"),
+    ("members", "members/0/grammar.npz"),
+    ("members", "members/0"),
+    ("members", "members"),
+]
+
+
+@pytest.mark.parametrize("kind, member", MEMBERS)
+def test_model_refuses_a_member_linked_out_of_its_directory(
+    models, tmp_path, outside, kind, member
+):
+    path = _saved(models[kind], tmp_path)
+    _link_out(path, member, outside)
+    with pytest.raises(GrammarError) as error:
+        ParsingModel.from_disk(path)
+    _check_refused(error, path, member)
+
+
+@pytest.mark.parametrize("member", ["cfg.json", "spectrum.json", "spectrum.npz"])
+def test_read_spectrum_refuses_linked_members(models, tmp_path, outside, member):
+    path = _saved(models["spectral"], tmp_path)
+    _link_out(path, member, outside)
+    with pytest.raises(GrammarError) as error:
+        read_spectrum(path)
+    _check_refused(error, path, member)
+
+
+@pytest.mark.parametrize("member", ["cfg.json", "transforms.json"])
+def test_model_never_quotes_what_a_link_points_to(models, tmp_path, outside, member):
+    """A link to a private file: refused before it is read, so nothing of it shows."""
+    path = _saved(models["mle"], tmp_path)
+    private = outside / "private.json"
+    private.write_text(json.dumps({"format": SECRET, "format_version": SECRET}))
+    (path / member).unlink()
+    (path / member).symlink_to(Path("..") / "elsewhere" / "private.json")
+    with pytest.raises(GrammarError) as error:
+        ParsingModel.from_disk(path)
+    _check_refused(error, path, member)
+
+
+def test_model_refuses_a_link_to_a_system_file(models, tmp_path):
+    path = _saved(models["mle"], tmp_path)
+    (path / "cfg.json").unlink()
+    (path / "cfg.json").symlink_to("/etc/passwd")
+    with pytest.raises(GrammarError) as error:
+        ParsingModel.from_disk(path)
+    _check_refused(error, path, "cfg.json")
+    assert "root:" not in str(error.value) and "passwd" not in str(error.value)
+
+
+def test_model_refuses_a_link_within_its_directory(models, tmp_path):
+    """No link at all is followed, even one to a file of the model itself."""
+    path = _saved(models["mle"], tmp_path)
+    (path / "copy.json").write_bytes((path / "lexicon.json").read_bytes())
+    (path / "lexicon.json").unlink()
+    (path / "lexicon.json").symlink_to("copy.json")
+    with pytest.raises(GrammarError, match="E218"):
+        ParsingModel.from_disk(path)
+
+
+def test_a_model_directory_reached_through_a_link_loads(models, tmp_path):
+    """The directory the user names may itself be a link: only its members may not."""
+    path = _saved(models["mle"], tmp_path)
+    (tmp_path / "alias").symlink_to(path, target_is_directory=True)
+    assert ParsingModel.from_disk(tmp_path / "alias") == models["mle"]
+
+
+def test_grammar_directory_refuses_linked_files(models, tmp_path, outside):
+    path = tmp_path / "grammar"
+    models["mle"].grammar.to_disk(path)
+    _link_out(path, "grammar.npz", outside)
+    with pytest.raises(GrammarError) as error:
+        LPCFG.from_disk(path)
+    _check_refused(error, path, "grammar.npz")
+
+
+# Combining models of other languages or treebanks ---------------------------------
+
+
+def test_models_record_their_treebank(models, tmp_path):
+    model = models["members"].with_treebank("ptb_sample")
+    assert model.treebank == "ptb_sample"
+    assert [part.treebank for part in model.parts] == ["ptb_sample", "ptb_sample"]
+    loaded = ParsingModel.from_disk(_saved(model, tmp_path))
+    assert loaded.treebank == "ptb_sample" and loaded.members[0].treebank == "ptb_sample"
+    assert models["mle"].treebank is None
+
+
+def test_treebank_name_of_a_corpus_or_a_path(tmp_path):
+    assert treebank_name("ptb_sample") == "ptb_sample"
+    assert treebank_name(tmp_path / "icepahc" / "train.psd") == "train.psd"
+    assert treebank_name(f"{tmp_path}/floresta/") == "floresta"
+
+
+def test_combine_refuses_models_of_other_languages(models, trees):
+    icelandic = _mle(trees, language="is", transform=TransformSpec(binarization="left"))
+    with pytest.raises(GrammarError, match="E219") as error:
+        combine_models([models["mle"], icelandic])
+    assert "'en'" in str(error.value) and "'is'" in str(error.value)
+    with pytest.raises(GrammarError, match="E219"):  # members are checked too
+        combine_models([icelandic, models["members"]])
+    combined = combine_models([models["mle"], icelandic], force=True)
+    assert [part.language for part in combined.parts] == ["en", "is"]
+
+
+def test_combine_refuses_models_of_other_treebanks(models, trees):
+    """Both "penn" scheme and (without --language) English: only the treebank tells."""
+    ptb = models["mle"].with_treebank("ptb_sample")
+    icepahc = _mle(trees, transform=TransformSpec(binarization="left")).with_treebank("icepahc")
+    with pytest.raises(GrammarError, match="E219") as error:
+        combine_models([ptb, icepahc])
+    assert "'ptb_sample'" in str(error.value) and "'icepahc'" in str(error.value)
+    assert combine_models([ptb, icepahc], force=True).members[0].treebank == "icepahc"
+    same = combine_models([ptb, icepahc.with_treebank("ptb_sample")])
+    assert same.treebank == "ptb_sample"
+
+
+def test_combine_treats_a_missing_treebank_as_unknown(models, tmp_path):
+    """Models saved before the treebank was recorded load and combine (same language)."""
+    old = tmp_path / "old"
+    models["members"].members[0].to_disk(old)
+    assert "treebank" not in json.loads((old / "cfg.json").read_text())["training"]
+    loaded = ParsingModel.from_disk(old)
+    combined = combine_models([models["mle"].with_treebank("ptb_sample"), loaded])
+    assert [part.treebank for part in combined.parts] == ["ptb_sample", None]
+
+
+def test_a_treebank_that_is_no_string_is_refused(models):
+    with pytest.raises(GrammarError, match="E210.*treebank"):
+        models["mle"]._replace(training={**models["mle"].training, "treebank": 3})
