@@ -9,6 +9,7 @@ reports it in one line, with its inputs intact.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -337,3 +338,36 @@ def test_resume_with_an_undecodable_trace_names_it(work, tmp_path):
         "--max-time", "5", "-q",
     )  # fmt: skip
     assert "E801" in _one_error(result)
+
+
+NLP_LOOP = """
+import sys, spacy
+nlp = spacy.blank("en")
+nlp.add_pipe("lpcfg_parser", config={"model": sys.argv[1]})
+sys.stdout.write("ready\\n"); sys.stdout.flush()
+caught = 0
+while caught < 10:
+    try:
+        nlp("The cat sat on the mat and the dog ran after the ball in the garden .")
+    except KeyboardInterrupt:
+        caught += 1
+        sys.stdout.write("KeyboardInterrupt\\n"); sys.stdout.flush()
+"""
+
+
+def test_ctrl_c_in_nlp_is_a_keyboard_interrupt(work):
+    """In a user's program: Ctrl-C inside the component's kernels arrives as the
+    KeyboardInterrupt it is, not as numba's SystemError (ten times, at random moments,
+    parsing most of the time inside a kernel)."""
+    process = subprocess.Popen([sys.executable, "-c", NLP_LOOP, str(work / "ptb")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert process.stdout.readline() == "ready\n"
+    time.sleep(1)
+    for _ in range(10):
+        time.sleep(random.uniform(0.05, 0.3))
+        process.send_signal(signal.SIGINT)
+        line = process.stdout.readline()
+        if line != "KeyboardInterrupt\n":
+            break
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0 and "SystemError" not in err, err[-1000:]
