@@ -7,7 +7,29 @@ scikit-learn and spaCy are imported by the modules that need them.
 from .about import __version__
 from .errors import NonConstituentException, NotParsedError
 
-__all__ = ["NonConstituentException", "NotParsedError", "__version__", "evaluate", "render"]
+__all__ = [
+    "NonConstituentException",
+    "NotParsedError",
+    "__version__",
+    "evaluate",
+    "render",
+    "to_nltk",
+]
+
+
+def to_nltk(obj):
+    """The ``nltk.Tree`` of a parse, as benepar's ``Parser.parse`` returns one.
+
+    obj: a spaCy ``Span`` parsed by ``lpcfg_parser`` (a sentence or any constituent),
+        a ``Tree``, or Penn-bracketed text. Needs nltk (``spacy-lpcfg[nltk]``).
+    """
+    from .trees.nltk_trees import to_nltk as tree_to_nltk
+
+    if type(obj).__module__.partition(".")[0] == "spacy":
+        from .pipeline.extensions import get_parse_string
+
+        obj = get_parse_string(obj)
+    return tree_to_nltk(obj)
 
 
 def evaluate(parser, gold_trees, **options):

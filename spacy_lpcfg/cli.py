@@ -44,6 +44,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
 def _show_version(value: bool) -> None:
     if value:
         from .about import __version__

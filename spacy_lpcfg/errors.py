@@ -76,6 +76,7 @@ class Errors(metaclass=_CodedMessages):
         "are the two files aligned, one tree per line in the same order?"
     )
     E028 = "max_length must be at least 1 (or None for all sentences), not {value!r}."
+    E029 = "nltk trees need nltk, which is an optional extra: pip install 'spacy-lpcfg[nltk]'."
     # Grammar and chart engine (E101-E199)
     E101 = "Unknown symbol kind '{kind}' for symbol '{name}'. Kinds: {known}"
     E102 = "A symbol table needs exactly one symbol of kind 'root', named '{root}'; found {found}."
@@ -163,6 +164,13 @@ class Errors(metaclass=_CodedMessages):
         "to train without dev trees. (The estimators do not import the parser.)"
     )
     E317 = "The dev_scorer returned {value!r} for cycle {cycle}: expected a finite number."
+    # k-best parsing (E330-E339)
+    E330 = (
+        "k-best parsing needs one grammar with non-negative weights, decoded with "
+        "viterbi, max_rule or variational; here {found}. Use Parser(model, "
+        'decoder="viterbi") (or "max_rule", "variational") with a model without members '
+        "(a spectral model's grammar has negative weights)."
+    )
 
     E401 = "Symbol merging needs {detail}."
     E402 = "Invalid pruning setting {name}={value!r}: {expected}"
@@ -345,7 +353,7 @@ class Warnings(metaclass=_CodedMessages):
     )
     W501 = (
         "Span._.{name} or Token._.{name} is already registered by another package (benepar?); "
-        "spacy_lpcfg leaves it alone. Its other extensions, and doc.spans, still work."
+        "spacy_lpcfg leaves it alone: its own parse is Span._.lpcfg_{name} (and doc.spans)."
     )
     W502 = (
         "'{name}' parses with a model of language '{model}', but the pipeline's language is "

@@ -293,6 +293,8 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
                    lex_positions, lex_tags, lex_values):  # fmt: skip
     """RETURNS (chart float64 (n+1, S, n+1) [width, symbol, start], exponents int64 (n+1, n+1)
     [width, start])."""
+    # Constants passed to jitted helpers as typed values, not literals (chart.scaled).
+    zero, no, yes = np.int64(0), np.bool_(False), np.bool_(True)
     chart = np.zeros((n + 1, n_symbols, n + 1))
     exponents = np.full((n + 1, n + 1), EMPTY, np.int64)
     nonzero = np.zeros((n + 1, n_symbols), np.bool_)
@@ -328,15 +330,16 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
                     shifted[d, x] = exponents[width - d, x + d]
             _align(exponents, shifted, width, n_cells, top, factors)
             for s in range(n_symbols):
-                _split_range(nonzero, width, 0, n_splits, False, first_left, last_left, s)
+                _split_range(nonzero, width, zero, n_splits, no, first_left, last_left, s)
                 for d in range(first_left[s], last_left[s] + 1):
                     base = (d - 1) * n_cells
                     _set_products(left[s, base : base + n_cells], chart[d, s, :n_cells],
                                   factors[d, :n_cells])  # fmt: skip
-                _split_range(nonzero, width, 0, n_splits, True, first_right, last_right, s)
+                _split_range(nonzero, width, zero, n_splits, yes, first_right, last_right, s)
                 for d in range(first_right[s], last_right[s] + 1):
                     base = (d - 1) * n_cells
-                    right[s, base : base + n_cells] = chart[width - d, s, d : d + n_cells]
+                    for x in range(n_cells):  # a loop, not a slice copy (as scaled.grow)
+                        right[s, base + x] = chart[width - d, s, d + x]
             for r in range(rules_by_left.shape[0]):
                 b = rules_by_left[r, 1]
                 c = rules_by_left[r, 2]
@@ -380,7 +383,7 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
             unary_weights,
             unary_by_parent,
             unary_parent_order,
-            False,
+            no,
         )
         _store_cells(accumulator, top, n_cells, width, chart, exponents, nonzero)
         if width == 1:
@@ -407,6 +410,8 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
     say) are skipped: no derivation uses them, so their outside is never needed
     (with signed weights an inside row that cancels to exactly zero is treated alike).
     """
+    # Constants passed to jitted helpers as typed values, not literals (chart.scaled).
+    zero, no, yes = np.int64(0), np.bool_(False), np.bool_(True)
     n_symbols = inside.shape[1]
     outside = np.zeros((n + 1, n_symbols, n + 1))
     exponents = np.full((n + 1, n + 1), EMPTY, np.int64)
@@ -476,7 +481,7 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
                         shift = parent + sibling - top[y + d]
                         right_factors[d, y] = 0.0 if shift < FLUSH else math.ldexp(1.0, shift)
             for s in range(n_symbols):
-                _split_range(outside_nonzero, width, width, n_splits, False,
+                _split_range(outside_nonzero, width, width, n_splits, no,
                              first_parent, last_parent, s)  # fmt: skip
                 for d in range(first_parent[s], last_parent[s] + 1):
                     base, count = _triangle(d, n_cells), n_cells - d
@@ -485,12 +490,13 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
                                   left_factors[d, :count])  # fmt: skip
                     _set_products(parents_right[s, base : base + count], parent,
                                   right_factors[d, :count])  # fmt: skip
-                _split_range(inside_nonzero, width, 0, n_splits, False,
+                _split_range(inside_nonzero, width, zero, n_splits, no,
                              first_sibling, last_sibling, s)  # fmt: skip
                 for d in range(first_sibling[s], last_sibling[s] + 1):
                     base, count = _triangle(d, n_cells), n_cells - d
-                    siblings_left[s, base : base + count] = inside[d, s, width : width + count]
-                    siblings_right[s, base : base + count] = inside[d, s, :count]
+                    for y in range(count):  # loops, not slice copies (as scaled.grow)
+                        siblings_left[s, base + y] = inside[d, s, width + y]
+                        siblings_right[s, base + y] = inside[d, s, y]
             for r in range(rules_by_parent.shape[0]):
                 a = rules_by_parent[r, 0]
                 if first_parent[a] > last_parent[a]:
@@ -535,11 +541,11 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
                     last_sum[b] = max(last_sum[b], 1)
             if width == 1:
                 # ... and the preterminals as the targets (width 1 only).
-                _tag_targets(left_pairs, left_offsets, left_tags, left_weights, False,
+                _tag_targets(left_pairs, left_offsets, left_tags, left_weights, no,
                              first_parent, last_parent, first_sibling, last_sibling,
                              parents_left, siblings_left, inside_nonzero, n_cells,
                              merged_row, accumulator)  # fmt: skip
-                _tag_targets(right_pairs, right_offsets, right_tags, right_weights, True,
+                _tag_targets(right_pairs, right_offsets, right_tags, right_weights, yes,
                              first_parent, last_parent, first_sibling, last_sibling,
                              parents_right, siblings_right, inside_nonzero, n_cells,
                              merged_row, accumulator)  # fmt: skip
@@ -559,7 +565,7 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
             unary_weights,
             unary_by_parent,
             unary_parent_order,
-            True,
+            yes,
         )
         _store_cells(accumulator, top, n_cells, width, outside, exponents, outside_nonzero)
         for x in range(n_cells):

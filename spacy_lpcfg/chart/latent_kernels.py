@@ -84,6 +84,8 @@ def latent_inside(
     outer = np.zeros(max_states * max_states)  # (m_b, m_c) flattened
     contracted = np.empty(max_states)
     parents = np.empty(n_symbols, np.int32)
+    # Constants passed to jitted helpers as typed values, not literals (chart.scaled).
+    zero, empty = np.int64(0), np.int64(EMPTY)
     lex = 0
     for width in range(1, n + 1):
         for i in range(n - width + 1):
@@ -98,7 +100,7 @@ def latent_inside(
                             contracted[h] = lex_values[lex_offsets[lex] + h]
                         shift = normalise(contracted, size)
                         cell_exponents[tag] = accumulate(
-                            cell_values[tag], 0, size, EMPTY, contracted, shift
+                            cell_values[tag], zero, size, empty, contracted, shift
                         )
                         cell_live[tag] = True
                         touched[n_touched] = tag
@@ -194,7 +196,7 @@ def latent_inside(
                         if shift != EMPTY:
                             cell_exponents[a] = accumulate(
                                 cell_values[a],
-                                0,
+                                zero,
                                 size_a,
                                 cell_exponents[a],
                                 contracted,
@@ -226,7 +228,7 @@ def latent_inside(
                     if shift != EMPTY:
                         cell_exponents[p] = accumulate(
                             cell_values[p],
-                            0,
+                            zero,
                             size_p,
                             cell_exponents[p],
                             contracted,
@@ -294,7 +296,8 @@ def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_of
     """Fill ``parents`` with the symbols with binary rules that the mask allows over
     (i, j), increasing (the order of an unmasked pass); RETURNS how many."""
     if not has_mask:
-        parents[: binary_parents.shape[0]] = binary_parents
+        for t in range(binary_parents.shape[0]):  # not a slice copy (chart.scaled)
+            parents[t] = binary_parents[t]
         return binary_parents.shape[0]
     n_parents = masked_members(i, j, mask, mask_words, column_offsets, column_members, parents)
     for t in range(1, n_parents):  # insertion sort: merged columns interleave symbols
@@ -351,13 +354,13 @@ def latent_outside(
     b_end = np.empty(capacity, np.int32)
     b_score = np.empty(capacity, np.float64)
     b_items = np.empty(3 * capacity, np.int32)  # (parent, left, right) per posterior
-    n_binary = 0
+    n_binary = np.int64(0)  # not a literal 0 (chart.scaled)
     u_rule = np.empty(capacity, np.int32)
     u_start = np.empty(capacity, np.int32)
     u_end = np.empty(capacity, np.int32)
     u_score = np.empty(capacity, np.float64)
     u_items = np.empty(2 * capacity, np.int32)  # (parent, child)
-    n_unary = 0
+    n_unary = np.int64(0)
     for width in range(n, 0, -1):
         for i in range(n - width + 1):
             j = i + width

@@ -98,8 +98,10 @@ def one_state_inside(
     # time), but on a loose mask a long sentence has tens of millions: past the
     # buffer's capacity, the remaining cells are not recorded.
     cell_edges = np.full((n + 1, n + 1), -1, np.int64)
-    n_edges = 0
-    recording = True
+    # Typed values, not literals, for the jitted helpers they are passed to: a literal
+    # makes numba compile those once more (chart.scaled).
+    n_edges = np.int64(0)
+    recording = np.bool_(True)
     # context[j, a]: whether an item of a ending at j can be in a parse (always, unless
     # a is left-only: _context_row).
     context = np.ones((n + 1, n_symbols), np.bool_)
@@ -108,7 +110,7 @@ def one_state_inside(
     item_ends = np.empty(n_symbols, np.int32)
     exponents = np.empty(n_symbols, np.int64)
     values = np.empty(n_symbols, np.float64)
-    n_items = 0
+    n_items = np.int64(0)
     cell_values = np.zeros(n_symbols)
     cell_exponents = np.full(n_symbols, EMPTY, np.int64)
     cell_live = np.zeros(n_symbols, np.bool_)
@@ -372,10 +374,10 @@ def one_state_outside(
             n_unary_rules += unary_by_parent[a + 1] - unary_by_parent[a]
     unary_posteriors = np.empty(n_unary_rules)
     unary_keys = np.empty((n_unary_rules, 5), np.int32)  # (rule, start, end, parent, child)
-    n_unary = 0
+    n_unary = np.int64(0)  # not a literal 0 (chart.scaled)
     binary_posteriors = np.empty(1024 if with_rules else 0)
     binary_keys = np.empty((1024 if with_rules else 0, 4), np.int32)  # as edges
-    n_binary = 0
+    n_binary = np.int64(0)
     searched = np.empty((1024, 4), np.int32)  # the hyperedges of an unrecorded cell
     end_edge = edges.shape[0]  # the recorded hyperedges of the cell after this one
     for i in range(n):  # the inside pass's cell order, backwards
@@ -552,7 +554,8 @@ def _binary_outside(first_edge, last_edge, edges, binary_weights, inside_exponen
             exponent + inside_exponents[left],
         )  # fmt: skip
         if with_rules and value_b != 0.0 and value_c != 0.0:
-            keys[n_binary] = edges[e]
+            for k in range(4):  # not a slice copy (chart.scaled)
+                keys[n_binary, k] = edges[e, k]
             posteriors[n_binary] = times_pow2(
                 x * value_b * value_c / z_mantissa,
                 exponent + inside_exponents[left] + inside_exponents[right] - z_exponent,

@@ -10,6 +10,22 @@ once.
 Numba's on-disk cache does not notice changes to jitted functions imported
 from other files: after editing a helper here, delete the ``__pycache__``
 folders of the chart package.
+
+Compile time. A fresh process with an empty numba cache compiles every kernel it
+calls before its first parse, so the kernels are written to compile once each:
+
+* a jitted helper compiles once per distinct tuple of argument types, and numba
+  types a constant argument (``f(x, 0)``, ``f(x, False)``, ``f(x, EMPTY)``) as a
+  literal, a type of its own; so does a counter set to 0 before a loop, for as long
+  as type inference has not seen it change. Such arguments are passed as typed
+  values (``np.int64(0)``, ``np.bool_(False)``), and array arguments keep one
+  dtype, layout and dimension at every call;
+* a slice assigned from an array (``a[i:j] = b[k:l]``) makes numba compile the
+  formatting of its shape-mismatch error (seconds of string code): rows are
+  copied with loops instead (``grow``).
+
+``tests/chart/test_compile_signatures.py`` checks both after parsing with each
+kind of model.
 """
 
 from __future__ import annotations
@@ -116,5 +132,10 @@ def grow(array, needed):
         return array
     shape = (max(needed, 2 * array.shape[0]),) + array.shape[1:]
     bigger = np.empty(shape, array.dtype)
-    bigger[: array.shape[0]] = array
+    # Copied element by element: a slice assignment from an array makes numba compile
+    # its shape-mismatch error message (string formatting), seconds of a cold start.
+    source = array.reshape(array.size)
+    target = bigger.reshape(bigger.size)
+    for k in range(source.shape[0]):
+        target[k] = source[k]
     return bigger

@@ -49,6 +49,7 @@ from ..errors import Errors, GrammarError, Warnings, excerpt
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
 from .docs import (
+    PARSE_STRING_LABELS,
     SPANS_KEY,
     TokenNormalizer,
     doc_trees,
@@ -95,6 +96,7 @@ DEFAULT_TRANSFORMS: dict[str, Any] = {
         "missing_sentences": "doc",
         "function_labeller": False,
         "function_labels": defaults.FUNCTION_LABELS,
+        "parse_string_labels": PARSE_STRING_LABELS[0],
         "scorer": {"@scorers": "spacy_lpcfg.constituency_scorer.v1"},
     },
     default_score_weights={
@@ -122,6 +124,7 @@ def make_lpcfg_parser(
     missing_sentences: str,
     function_labeller: Any,
     function_labels: str,
+    parse_string_labels: str,
     scorer: Callable | None,
 ) -> "LPCFGParser":
     """Create an LPCFGParser (arguments as for ``LPCFGParser``).
@@ -148,6 +151,7 @@ def make_lpcfg_parser(
         missing_sentences=missing_sentences,
         function_labeller=function_labeller,
         function_labels=function_labels,
+        parse_string_labels=parse_string_labels,
         scorer=scorer,
     )
 
@@ -197,6 +201,10 @@ class LPCFGParser(Pipe):
         grows with the square of the length).
     missing_sentences (str): a Doc without sentence boundaries is one sentence
         ("doc") or an error ("error").
+    parse_string_labels (str): the labels ``._.parse_string`` writes: "category"
+        (``NP``, as benepar writes them, so that code written for benepar runs
+        unchanged) or "full" (``NP-SBJ``). ``._.full_labels`` and
+        ``._.function_labels`` give the function tags either way.
     function_labeller (bool | FunctionLabeller): True, or an unfitted
         ``FunctionLabeller`` (``spacy_lpcfg.FunctionLabeller.v1``, to set its C...):
         ``initialize`` fits it on the training trees and saves it with the grammar.
@@ -230,6 +238,7 @@ class LPCFGParser(Pipe):
         missing_sentences: str,
         function_labeller: Any = False,
         function_labels: str = defaults.FUNCTION_LABELS,
+        parse_string_labels: str = "category",
         scorer: Callable | None = score_constituents,
         check_model: bool = True,
     ):
@@ -245,6 +254,7 @@ class LPCFGParser(Pipe):
         _check_choice("write_tags", write_tags, WRITE_TAGS)
         _check_choice("missing_sentences", missing_sentences, MISSING_SENTENCES)
         _check_choice("function_labels", function_labels, defaults.FUNCTION_LABEL_SOURCES)
+        _check_choice("parse_string_labels", parse_string_labels, PARSE_STRING_LABELS)
         _check_function_labeller(function_labeller, name)
         if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
             raise ValueError(
@@ -273,6 +283,7 @@ class LPCFGParser(Pipe):
         self.missing_sentences = missing_sentences
         self.function_labeller = function_labeller
         self.function_labels = function_labels
+        self.parse_string_labels = parse_string_labels
         self.scorer = scorer
         self.cfg = {"spans_key": spans_key}  # passed to the scorer by Pipe.score
         self._model: ParsingModel | None = None
@@ -572,8 +583,9 @@ class LPCFGParser(Pipe):
                             doc[i].tag_ = tag
                 if sentence.fallback:
                     fallbacks.append((sentence.index, sentence.fallback))
+            attrs = group_attrs(scheme, fallbacks, self.parse_string_labels)
             doc.spans[self.spans_key] = SpanGroup(
-                doc, name=self.spans_key, spans=spans, attrs=group_attrs(scheme, fallbacks)
+                doc, name=self.spans_key, spans=spans, attrs=attrs
             )
 
     # Serialisation: the learned model only; settings live in config.cfg --------

@@ -27,6 +27,9 @@ from ..trees.tree import ROOT_LABEL, Tree
 
 SPANS_KEY = "constituents"
 GROUP_MARKER = "lpcfg"  # attrs key marking a span group of constituents; value = layout version
+# attrs key: "full" writes function tags into ._.parse_string (benepar writes categories)
+PARSE_STRING_LABELS_KEY = "parse_string_labels"
+PARSE_STRING_LABELS = ("category", "full")
 GROUP_VERSION = 1
 MISSING_TAG = "XX"  # tag of a leaf without token.tag_ where one is needed (scoring)
 
@@ -100,9 +103,14 @@ def tree_constituents(tree: Tree) -> list[tuple[str, int, int]]:
     return tree.spans(include_root=tree.label != ROOT_LABEL)
 
 
-def group_attrs(scheme: str, fallbacks: Sequence[tuple[int, str]] = ()) -> dict:
-    """The ``attrs`` of a constituent span group (JSON/msgpack data only)."""
+def group_attrs(
+    scheme: str, fallbacks: Sequence[tuple[int, str]] = (), parse_string_labels: str = "category"
+) -> dict:
+    """The ``attrs`` of a constituent span group (JSON/msgpack data only);
+    ``parse_string_labels`` "full": ``._.parse_string`` keeps function tags."""
     attrs: dict = {GROUP_MARKER: GROUP_VERSION, "scheme": scheme}
+    if parse_string_labels != "category":
+        attrs[PARSE_STRING_LABELS_KEY] = parse_string_labels
     if fallbacks:
         attrs["fallbacks"] = [[index, reason] for index, reason in fallbacks]
     return attrs

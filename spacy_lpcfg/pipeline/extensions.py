@@ -10,7 +10,9 @@ travels with the Doc through ``DocBin``, ``Doc.to_bytes``, ``spacy apply`` and
                             first: ``("S", "VP")``; ``()`` for a token that is no phrase
 ``Span._.full_labels``      the same with function tags: ``("NP-SBJ",)``
 ``Span._.function_labels``  the function tags alone, ``"-"``-joined: ``("SBJ",)`` (``""`` if none)
-``Span._.parse_string``     ``(S (NP-SBJ (PRP She)) (VP ...) (. .))``, brackets in words escaped
+``Span._.parse_string``     ``(S (NP (PRP She)) (VP ...) (. .))``, brackets in words escaped;
+                            function tags too (``NP-SBJ``) with the component's
+                            ``parse_string_labels="full"``
 ``Span._.constituents``     pre-order iterator: the span, its phrases and its tokens
 ``Span._.children``         iterator of child phrases and of the tokens directly below
 ``Span._.parent``           the lowest phrase strictly containing the span, or None
@@ -32,6 +34,9 @@ label scheme in the group's attrs ("penn" ``NP-SBJ``, "floresta" ``SUBJ+np``,
 
 from __future__ import annotations
 
+import functools
+import importlib.abc
+import sys
 import warnings
 import weakref
 from collections.abc import Iterator
@@ -42,7 +47,7 @@ from spacy.tokens import Doc, Span, SpanGroup, Token
 from ..errors import NonConstituentException, NotParsedError, Warnings
 from ..trees.brackets import escape_word  # PTB escapes in parse strings, as benepar writes them
 from ..trees.labels import LabelScheme, get_scheme
-from .docs import GROUP_MARKER, MISSING_TAG, SPANS_KEY
+from .docs import GROUP_MARKER, MISSING_TAG, PARSE_STRING_LABELS_KEY, SPANS_KEY
 
 Offsets = tuple[int, int]
 
@@ -144,8 +149,22 @@ def _locate(span: Span) -> tuple[ParseIndex, Offsets | None]:
     if offsets[0] == offsets[1]:
         return index, None
     if offsets not in index.chains and offsets[1] - offsets[0] != 1:
-        raise NonConstituentException(f"Span is not a constituent: {span}")
+        raise _non_constituent()(f"Span is not a constituent: {span}")
     return index, offsets
+
+
+def _non_constituent() -> type[NonConstituentException]:
+    """NonConstituentException, and benepar's too when benepar is loaded, so that
+    ``except benepar.NonConstituentException`` written for benepar catches it."""
+    benepar = sys.modules.get(BENEPAR_EXTENSIONS)
+    if benepar is None:
+        return NonConstituentException
+    return _both_exceptions(benepar.NonConstituentException)
+
+
+@functools.cache
+def _both_exceptions(theirs: type[Exception]) -> type[NonConstituentException]:
+    return type("NonConstituentException", (NonConstituentException, theirs), {})
 
 
 def get_full_labels(span: Span) -> tuple[str, ...]:
@@ -217,6 +236,7 @@ def get_parse_string(span: Span) -> str:
     if offsets is None:
         return ""
     doc = span.doc
+    full = index.group.attrs.get(PARSE_STRING_LABELS_KEY) == "full"
     parts: list[str] = []
     stack: list[Offsets | str] = [offsets]  # offsets to write, or text
     while stack:
@@ -225,6 +245,8 @@ def get_parse_string(span: Span) -> str:
             parts.append(item)
             continue
         labels = index.chains.get(item, ())
+        if not full:
+            labels = tuple(index.scheme.category(label) for label in labels)
         parts.append("".join(f"({label} " for label in labels))
         stack.append(")" * len(labels))
         children = _child_offsets(index, doc, item)
@@ -263,6 +285,13 @@ def get_token_parent(token: Token) -> Span | None:
     return get_parent(_token_span(token))
 
 
+def get_tree(span: Span):
+    """The parse of the span as an ``nltk.Tree`` (what benepar's ``Parser.parse`` gives)."""
+    from ..trees.nltk_trees import to_nltk
+
+    return to_nltk(get_parse_string(span))
+
+
 SPAN_GETTERS = {
     "labels": get_labels,
     "full_labels": get_full_labels,
@@ -271,6 +300,7 @@ SPAN_GETTERS = {
     "constituents": get_constituents,
     "children": get_children,
     "parent": get_parent,
+    "tree": get_tree,
 }
 TOKEN_GETTERS = {
     "labels": get_token_labels,
@@ -279,17 +309,51 @@ TOKEN_GETTERS = {
     "parse_string": get_token_parse_string,
     "parent": get_token_parent,
 }
+# Always ours, whoever has the bare names: Span._.lpcfg_parse_string...
+PREFIX = "lpcfg_"
+# benepar installs its getters under the same bare names when this module runs
+BENEPAR_EXTENSIONS = "benepar.integrations.spacy_extensions"
 
 
 def install_extensions() -> None:
-    """Register the getters on ``Span`` and ``Token`` (idempotent).
+    """Register the getters on ``Span`` and ``Token`` (idempotent), each as
+    ``lpcfg_<name>`` and, where no other package has it, as ``<name>``.
 
-    A name another package registered first (benepar uses the same ones) is
-    left alone with a warning, never overwritten.
+    A bare name another package registered first (benepar uses the same ones) is left
+    alone with a warning. If benepar is imported later, its getters take the bare
+    names (spaCy would refuse benepar's registration otherwise): both parsers then
+    keep working, ours as ``._.lpcfg_<name>`` (``_BeneparWatcher``).
     """
     for cls, getters in ((Span, SPAN_GETTERS), (Token, TOKEN_GETTERS)):
         for name, getter in getters.items():
+            if not cls.has_extension(PREFIX + name):
+                cls.set_extension(PREFIX + name, getter=getter)
             if not cls.has_extension(name):
-                cls.set_extension(name, getter=getter)
+                if BENEPAR_EXTENSIONS not in sys.modules:
+                    cls.set_extension(name, getter=getter)
             elif cls.get_extension(name)[2] is not getter:
                 warnings.warn(Warnings.W501.format(name=name), stacklevel=2)
+    if not any(isinstance(finder, _BeneparWatcher) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _BeneparWatcher())
+
+
+# the names benepar registers (on Span; on Token the first three)
+BENEPAR_NAMES = ("labels", "parse_string", "parent", "constituents", "children")
+
+
+def _release_bare_names() -> None:
+    """Unregister our getters under benepar's names (benepar is about to take them)."""
+    for cls, getters in ((Span, SPAN_GETTERS), (Token, TOKEN_GETTERS)):
+        for name, getter in getters.items():
+            mine = cls.has_extension(name) and cls.get_extension(name)[2] is getter
+            if mine and name in BENEPAR_NAMES:
+                cls.remove_extension(name)
+
+
+class _BeneparWatcher(importlib.abc.MetaPathFinder):
+    """Frees the bare extension names just before benepar registers its own."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname == BENEPAR_EXTENSIONS:
+            _release_bare_names()
+        return None  # the import itself goes on as usual

@@ -38,10 +38,18 @@ def test_extensions_labels_and_functions(doc):
 
 
 def test_extensions_parse_string_round_trips(doc):
-    assert Tree.from_string(f"(TOP {doc[0:5]._.parse_string})") == Tree.from_string(TREE)
-    assert doc[2:4]._.parse_string == "(SBAR (S (VP (VB go) (ADVP-DIR (RB home)))))"
+    """Categories by default, as benepar writes them; full labels when the group says so."""
+    assert doc[2:4]._.parse_string == "(SBAR (S (VP (VB go) (ADVP (RB home)))))"
     assert doc[1]._.parse_string == "(VBD said)"
-    assert doc[0]._.parse_string == "(NP-SBJ (PRP She))"
+    assert doc[0]._.parse_string == "(NP (PRP She))"
+    group = doc.spans["constituents"]
+    group.attrs["parse_string_labels"] = "full"
+    try:
+        assert Tree.from_string(f"(TOP {doc[0:5]._.parse_string})") == Tree.from_string(TREE)
+        assert doc[2:4]._.parse_string == "(SBAR (S (VP (VB go) (ADVP-DIR (RB home)))))"
+        assert doc[0]._.parse_string == "(NP-SBJ (PRP She))"
+    finally:
+        del group.attrs["parse_string_labels"]
 
 
 def test_extensions_tree_navigation(doc):

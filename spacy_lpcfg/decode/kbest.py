@@ -1,0 +1,622 @@
+"""k-best parsing: the K best trees of a pruned chart, in order, by lazy enumeration
+(Huang & Chiang 2005, Algorithm 3).
+
+The chart's anchored rules (``inside_outside(..., rule_posteriors=True)``: every
+rule over every span that some derivation the mask allows uses) form a hypergraph
+over chart items; a numba pass computes the best score of every node bottom up
+(the Viterbi objective's inside maximum), and the k-th best derivation of a node
+is then found lazily from its incoming hyperedges: each node keeps a heap of
+candidates (a hyperedge and the rank of the derivation taken at each tail),
+initialised with the best candidate of each hyperedge, and the successors of the
+last derivation taken are pushed only when the next one is asked for. Only the
+nodes the K best derivations reach are ever expanded.
+
+Objectives (``KBEST_DECODERS``), the score being each tree's log score:
+
+``viterbi``      nodes are (item, latent state), hyperedges the non-zero weights of
+                 the anchored rules; the score of a derivation is the log of its
+                 weight (rules and lexical weights). Several derivations (latent
+                 states) can give one tree: they are enumerated in order and a tree
+                 is kept at its first (best) derivation, so its score is that of its
+                 best derivation: the ``viterbi`` decoder's objective. With one
+                 state per symbol (MLE grammars) a derivation is a tree and its
+                 score is the log of the joint weight of tree and words. Latent
+                 grammars may need many derivations per new tree: enumeration
+                 stops after ``max_derivations``, with fewer than K trees then.
+``max_rule``     nodes are chart items, hyperedges the anchored rules with the log
+                 of their posterior (and of the tags' posteriors): the max-rule
+                 product objective of the ``max_rule`` decoder (the Berkeley
+                 parser's k-best lists use it), one derivation per tree.
+``variational``  the same with the ``variational`` decoder's factors.
+
+The 1-best is the tree of the decoder of that name over the same mask (up to
+ties). Trees are those of the grammar (``ParseResult``: transformed labels, latent
+states projected away); ``Parser.kbest`` inverts them to treebank labels. Meant for
+grammars with non-negative weights: weights <= 0 are impossible, as for Viterbi.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..chart import ChartPosteriors
+from ..chart.inputs import Mask, per_grammar
+from ..errors import Errors
+from ..grammar import LPCFG, LexicalScores
+from ..grammar.symbols import PRETERMINAL
+from .anchored import anchored_scores
+from .charts import chart_posteriors
+from .result import ParseResult
+from .rule_cky import _cell_order, _unary_rank
+
+KBEST_DECODERS = ("viterbi", "max_rule", "variational")
+# Parser.kbest stops after this many derivations per tree asked for (latent Viterbi
+# derivations that repeat a tree with other states are skipped).
+DERIVATIONS_PER_TREE = 100
+LEAF, BINARY, UNARY = 0, 1, 2
+
+
+def kbest_parse(
+    grammar: LPCFG,
+    lexical: LexicalScores,
+    mask: Mask = None,
+    *,
+    k: int = 10,
+    objective: str = "viterbi",
+    posteriors: ChartPosteriors | None = None,
+    max_derivations: int | None = None,
+) -> list[ParseResult]:
+    """The k best trees of the chart, best first (see the module docstring).
+
+    grammar (LPCFG): a grammar with non-negative weights.
+    lexical (LexicalScores): the preterminal scores of the sentence.
+    mask (np.ndarray | MergedMask | None): the items allowed, as for inside_outside.
+    k (int): how many trees (>= 1); fewer when the chart has fewer.
+    objective (str): "viterbi", "max_rule" or "variational".
+    posteriors (ChartPosteriors | None): inside_outside(grammar, lexical, mask,
+        rule_posteriors=True) when already computed; then ``mask`` is not used again.
+    max_derivations (int | None): stop after this many derivations (None: never).
+    RETURNS (list[ParseResult]): distinct trees, scores non-increasing; empty when
+        the chart has no parse.
+    """
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(Errors.E012.format(name="k", value=k, expected="an int >= 1"))
+    chart = chart_posteriors(grammar, lexical, mask, posteriors, rule_posteriors=True)
+    found = []
+    for result in kbest_results(grammar, lexical, chart, objective, max_derivations):
+        found.append(result)
+        if len(found) == k:
+            break
+    return found
+
+
+def kbest_results(
+    grammar: LPCFG,
+    lexical: LexicalScores,
+    chart: ChartPosteriors,
+    objective: str = "viterbi",
+    max_derivations: int | None = None,
+) -> Iterator[ParseResult]:
+    """The chart's trees, best first, each once, generated lazily: what kbest_parse
+    takes the first k of. ``chart`` needs its anchored rule posteriors."""
+    if objective not in KBEST_DECODERS:
+        raise ValueError(
+            Errors.E303.format(name="objective", value=objective, known=", ".join(KBEST_DECODERS))
+        )
+    if grammar.signed:
+        raise ValueError(Errors.E330.format(found="the grammar has negative weights"))
+    if chart.n_words != lexical.n_words:
+        raise ValueError(Errors.E304.format(found=chart.n_words, expected=lexical.n_words))
+    if not chart.has_parse:
+        return
+    if chart.binary.items is None or len(chart.binary.rules) + len(chart.unary.rules) == 0:
+        raise ValueError(Errors.E307.format(decoder=f"k-best {objective}"))
+    forest = _forest(grammar, lexical, chart, objective)
+    if forest.root < 0:
+        return
+    search = _LazySearch(forest, max_derivations)
+    seen: set[bytes] = set()
+    rank = 0
+    while max_derivations is None or rank < max_derivations:
+        if not search.ensure(forest.root_node, rank):
+            return
+        result = search.result(rank, grammar, objective)
+        rank += 1
+        key = b"".join(
+            array.tobytes() for array in (result.labels, result.starts, result.ends, result.tags)
+        )
+        if key not in seen:
+            seen.add(key)
+            yield result
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """Positive rule weights by (rule, parent state), for the hyperedges of a node.
+
+    The cells of rule r in parent state h are ``state_base[r] + h``'s rows:
+    ``positions[row_offsets[row]:row_offsets[row + 1]]`` (in the grammar's flat weight
+    array) with ``log_weights``; the children's states are read off the position:
+    ``local = position - rule_offsets[r] - h * child_sizes[r]``, left (or only) child
+    ``local // right_sizes[r]``, right child ``local % right_sizes[r]``.
+    """
+
+    state_base: np.ndarray
+    row_offsets: np.ndarray
+    positions: np.ndarray
+    log_weights: np.ndarray
+    rule_offsets: np.ndarray
+    child_sizes: np.ndarray
+    right_sizes: np.ndarray
+
+    def children(self, rules: np.ndarray, cells: np.ndarray, states: np.ndarray):
+        """(left or only child's state, right child's state) of each cell."""
+        local = (
+            self.positions[cells].astype(np.int64)
+            - self.rule_offsets[rules]
+            - states * self.child_sizes[rules]
+        )
+        return local // self.right_sizes[rules], local % self.right_sizes[rules]
+
+
+def _cells(
+    parents: np.ndarray,
+    n_states: np.ndarray,
+    rule_offsets: np.ndarray,
+    positions: np.ndarray,
+    values: np.ndarray,
+    child_sizes: np.ndarray,
+    right_sizes: np.ndarray,
+) -> _Cells:
+    positive = values > 0
+    positions, values = positions[positive], values[positive]
+    rules = np.searchsorted(rule_offsets, positions, side="right") - 1
+    states = (positions - rule_offsets[rules]) // child_sizes[rules]
+    state_base = np.zeros(len(parents) + 1, dtype=np.int64)
+    np.cumsum(n_states[parents], out=state_base[1:])
+    rows = state_base[rules] + states
+    row_offsets = np.zeros(int(state_base[-1]) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=int(state_base[-1])), out=row_offsets[1:])
+    return _Cells(
+        state_base,
+        row_offsets,
+        positions,
+        np.log(values),
+        np.asarray(rule_offsets, dtype=np.int64),
+        child_sizes.astype(np.int64),
+        right_sizes.astype(np.int64),
+    )
+
+
+@per_grammar
+def _binary_cells(grammar: LPCFG) -> _Cells:
+    rules, states = grammar.binary_rules, grammar.n_states.astype(np.int64)
+    nonzero = grammar.nonzero_binary_weights()
+    return _cells(
+        rules[:, 0],
+        states,
+        grammar.binary_offsets,
+        nonzero.positions,
+        nonzero.values,
+        states[rules[:, 1]] * states[rules[:, 2]],
+        states[rules[:, 2]],
+    )
+
+
+@per_grammar
+def _unary_cells(grammar: LPCFG) -> _Cells:
+    rules, states = grammar.unary_rules, grammar.n_states.astype(np.int64)
+    return _cells(
+        rules[:, 0],
+        states,
+        grammar.unary_offsets,
+        np.arange(len(grammar.unary_weights), dtype=np.int64),
+        grammar.unary_weights,
+        states[rules[:, 1]],
+        np.ones(len(rules), dtype=np.int64),
+    )
+
+
+def _one_cell() -> _Cells:
+    """One rule of weight 1 (log 0) between one-state symbols: the hyperedges of the
+    label-space objectives carry their scores themselves."""
+    ones = np.ones(1, dtype=np.int64)
+    return _Cells(
+        np.array([0, 1]), np.array([0, 1]), np.zeros(1, np.int64), np.zeros(1), np.array([0, 1]),
+        ones, ones,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Forest:
+    """The hypergraph of one chart. Node ``node_offsets[item] + h`` is item ``item`` in
+    state h; ``best`` holds each node's best score (leaves: their own score).
+    Hyperedges (binary: parent, left, right items; unary: parent, child) carry a
+    ``rule`` (a row of the cells) and a ``base`` score; ``*_by_parent`` lists them by
+    parent item (CSR ``*_first``)."""
+
+    item_symbols: np.ndarray
+    item_starts: np.ndarray
+    item_ends: np.ndarray
+    is_leaf: np.ndarray
+    node_offsets: np.ndarray
+    node_items: np.ndarray
+    best: np.ndarray
+    binary_items: np.ndarray
+    binary_rules: np.ndarray
+    binary_base: np.ndarray
+    binary_first: np.ndarray
+    binary_by_parent: np.ndarray
+    unary_items: np.ndarray
+    unary_rules: np.ndarray
+    unary_base: np.ndarray
+    unary_first: np.ndarray
+    unary_by_parent: np.ndarray
+    binary_cells: _Cells
+    unary_cells: _Cells
+    root: int
+
+    @property
+    def root_node(self) -> int:
+        return int(self.node_offsets[self.root])
+
+
+def _forest(
+    grammar: LPCFG, lexical: LexicalScores, chart: ChartPosteriors, objective: str
+) -> _Forest:
+    n = chart.n_words
+    symbols, starts, ends = chart.item_symbols, chart.item_starts, chart.item_ends
+    n_items = len(symbols)
+    is_leaf = grammar.symbols.kind_codes[symbols] == PRETERMINAL
+    if objective == "viterbi":
+        sizes = grammar.n_states[symbols].astype(np.int64)
+        binary, unary = chart.binary, chart.unary
+        b_kept, u_kept = binary.scores > 0, unary.scores > 0
+        b_items, b_rules = binary.items[b_kept], binary.rules[b_kept]
+        u_items, u_rules = unary.items[u_kept], unary.rules[u_kept]
+        b_base, u_base = np.zeros(len(b_rules)), np.zeros(len(u_rules))
+        b_cells, u_cells = _binary_cells(grammar), _unary_cells(grammar)
+    else:
+        sizes = np.ones(n_items, dtype=np.int64)
+        scores = anchored_scores(grammar, chart, objective)
+        assert scores.binary_items is not None and scores.unary_items is not None
+        b_items, u_items = scores.binary_items, scores.unary_items
+        b_rules = np.zeros(len(b_items), dtype=np.int32)
+        u_rules = np.zeros(len(u_items), dtype=np.int32)
+        b_base, u_base = scores.binary_scores, scores.unary_scores
+        b_cells = u_cells = _one_cell()
+    node_offsets = np.zeros(n_items + 1, dtype=np.int64)
+    np.cumsum(sizes, out=node_offsets[1:])
+    best = np.full(int(node_offsets[-1]), -np.inf)
+    if objective == "viterbi":
+        _set_lexical(best, grammar, lexical, chart, is_leaf, node_offsets)
+    else:
+        best[node_offsets[scores.tag_items]] = scores.tag_scores
+    # bottom up: cells by decreasing start, then increasing end; within a cell binary
+    # rules, then unary rules children first (rule_cky's order)
+    span = n + 1
+    b_parents = b_items[:, 0]
+    b_order = _cell_order((n - starts[b_parents]).astype(np.int64) * span + ends[b_parents])
+    u_parents = u_items[:, 0]
+    u_cell = (n - starts[u_parents]).astype(np.int64) * span + ends[u_parents]
+    u_order = _cell_order(u_cell * grammar.n_symbols + _unary_rank(grammar)[symbols[u_parents]])
+    b_items, b_rules, b_base = (
+        np.ascontiguousarray(b_items[b_order]), b_rules[b_order], b_base[b_order]
+    )  # fmt: skip
+    u_items, u_rules, u_base = (
+        np.ascontiguousarray(u_items[u_order]), u_rules[u_order], u_base[u_order]
+    )  # fmt: skip
+    _max_inside(
+        n, node_offsets, best,
+        b_items, b_rules.astype(np.int64), b_base, starts[b_items[:, 0]], ends[b_items[:, 0]],
+        u_items, u_rules.astype(np.int64), u_base, starts[u_items[:, 0]], ends[u_items[:, 0]],
+        b_cells.state_base, b_cells.row_offsets, b_cells.positions, b_cells.log_weights,
+        b_cells.rule_offsets, b_cells.child_sizes, b_cells.right_sizes,
+        u_cells.state_base, u_cells.row_offsets, u_cells.positions, u_cells.log_weights,
+        u_cells.rule_offsets, u_cells.child_sizes, u_cells.right_sizes,
+    )  # fmt: skip
+    roots = np.flatnonzero((symbols == grammar.root) & (starts == 0) & (ends == n))
+    root = int(roots[0]) if len(roots) else -1
+    if root >= 0 and best[node_offsets[root]] == -np.inf:
+        root = -1
+    b_by_parent = np.argsort(b_items[:, 0], kind="stable")
+    u_by_parent = np.argsort(u_items[:, 0], kind="stable")
+    return _Forest(
+        item_symbols=symbols,
+        item_starts=starts,
+        item_ends=ends,
+        is_leaf=is_leaf,
+        node_offsets=node_offsets,
+        node_items=np.repeat(np.arange(n_items), sizes),
+        best=best,
+        binary_items=b_items,
+        binary_rules=b_rules.astype(np.int64),
+        binary_base=b_base,
+        binary_first=_first(b_items[:, 0], n_items),
+        binary_by_parent=b_by_parent,
+        unary_items=u_items,
+        unary_rules=u_rules.astype(np.int64),
+        unary_base=u_base,
+        unary_first=_first(u_items[:, 0], n_items),
+        unary_by_parent=u_by_parent,
+        binary_cells=b_cells,
+        unary_cells=u_cells,
+        root=root,
+    )
+
+
+def _first(parents: np.ndarray, n_items: int) -> np.ndarray:
+    offsets = np.zeros(n_items + 1, dtype=np.int64)
+    np.cumsum(np.bincount(parents, minlength=n_items), out=offsets[1:])
+    return offsets
+
+
+def _set_lexical(best, grammar, lexical, chart, is_leaf, node_offsets) -> None:
+    """best[node of (tag item, h)] = log of its lexical weight (Viterbi)."""
+    n_symbols = grammar.n_symbols
+    leaves = np.flatnonzero(is_leaf)
+    if not len(leaves):
+        return
+    item_keys = chart.item_starts[leaves].astype(np.int64) * n_symbols + chart.item_symbols[leaves]
+    order = np.argsort(item_keys)
+    entry_keys = lexical.positions.astype(np.int64) * n_symbols + lexical.tags
+    found = np.minimum(np.searchsorted(item_keys, entry_keys, sorter=order), len(order) - 1)
+    matched = np.flatnonzero(item_keys[order[found]] == entry_keys)
+    items = leaves[order[found[matched]]]
+    sizes = np.diff(lexical.offsets)[matched]
+    steps = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    values = lexical.values[np.repeat(lexical.offsets[matched], sizes) + steps]
+    nodes = np.repeat(node_offsets[items], sizes) + steps
+    with np.errstate(divide="ignore"):
+        best[nodes] = np.where(values > 0, np.log(np.maximum(values, 1e-300)), -np.inf)
+
+
+@njit(cache=True, nogil=True)
+def _max_inside(
+    n, node_offsets, best,
+    b_items, b_rules, b_base, b_starts, b_ends,
+    u_items, u_rules, u_base, u_starts, u_ends,
+    b_state_base, b_row_offsets, b_positions, b_log_weights, b_rule_offsets, b_child_sizes,
+    b_right_sizes,
+    u_state_base, u_row_offsets, u_positions, u_log_weights, u_rule_offsets, u_child_sizes,
+    u_right_sizes,
+):  # fmt: skip
+    """best[node] = max over its hyperedges of base + log weight + best of the tails,
+    in place; hyperedges sorted as _forest sorts them."""
+    b = 0
+    u = 0
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n + 1):
+            while b < b_items.shape[0] and b_starts[b] == i and b_ends[b] == j:
+                parent = node_offsets[b_items[b, 0]]
+                left = node_offsets[b_items[b, 1]]
+                right = node_offsets[b_items[b, 2]]
+                r = b_rules[b]
+                for h in range(node_offsets[b_items[b, 0] + 1] - parent):
+                    row = b_state_base[r] + h
+                    base = b_rule_offsets[r] + h * b_child_sizes[r]
+                    for c in range(b_row_offsets[row], b_row_offsets[row + 1]):
+                        local = np.int64(b_positions[c]) - base
+                        s = (
+                            b_base[b]
+                            + b_log_weights[c]
+                            + best[left + local // b_right_sizes[r]]
+                            + best[right + local % b_right_sizes[r]]
+                        )
+                        if s > best[parent + h]:
+                            best[parent + h] = s
+                b += 1
+            while u < u_items.shape[0] and u_starts[u] == i and u_ends[u] == j:
+                parent = node_offsets[u_items[u, 0]]
+                child = node_offsets[u_items[u, 1]]
+                r = u_rules[u]
+                for h in range(node_offsets[u_items[u, 0] + 1] - parent):
+                    row = u_state_base[r] + h
+                    base = u_rule_offsets[r] + h * u_child_sizes[r]
+                    for c in range(u_row_offsets[row], u_row_offsets[row + 1]):
+                        local = np.int64(u_positions[c]) - base
+                        s = u_base[u] + u_log_weights[c] + best[child + local // u_right_sizes[r]]
+                        if s > best[parent + h]:
+                            best[parent + h] = s
+                u += 1
+    return best
+
+
+class _LazySearch:
+    """The k-th best derivations of the forest's nodes, found lazily.
+
+    ``derivations[v]`` lists node v's derivations found so far, best first, as
+    (score, kind, edge, cell, tails, ranks, weight): the hyperedge (its index among
+    the binary or unary ones) and cell, the tail nodes and the rank of the
+    derivation taken at each, and the hyperedge's own score. ``candidates[v]`` is
+    the heap of the next ones; ``pushed[v]`` says whether the successors of v's last
+    derivation are in it. Work is done with an explicit stack (trees are deep).
+    """
+
+    def __init__(self, forest: _Forest, limit: int | None):
+        self.forest = forest
+        self.limit = limit  # the most derivations any node is asked for
+        self.derivations: dict[int, list[tuple]] = {}
+        self.candidates: dict[int, list[tuple]] = {}
+        self.seen: dict[int, set[tuple]] = {}
+        self.pushed: dict[int, bool] = {}
+        self.counter = 0  # ties: first come, first out
+
+    def ensure(self, node: int, rank: int) -> bool:
+        """Find node's derivation of this rank (0: the best); False when it has fewer."""
+        stack = [(node, rank)]
+        while stack:
+            v, k = stack[-1]
+            found = self.derivations.get(v)
+            if found is None:
+                found = self._start(v)
+            if len(found) > k or not (self.candidates[v] or not self.pushed[v]):
+                stack.pop()
+                continue
+            if not self.pushed[v]:
+                missing = self._missing_tails(found[-1])
+                if missing is not None:
+                    stack.append(missing)
+                    continue
+                self._push_successors(v, found[-1])
+            heap = self.candidates[v]
+            if not heap:
+                stack.pop()
+                continue
+            entry = heapq.heappop(heap)
+            found.append((-entry[0], *entry[2:]))
+            self.pushed[v] = False
+        return len(self.derivations[node]) > rank
+
+    def _available(self, v: int, k: int) -> bool | None:
+        """Whether node v has a derivation of rank k; None when not known yet."""
+        found = self.derivations.get(v)
+        if found is not None and len(found) > k:
+            return True
+        if found is not None and not self.candidates[v] and self.pushed[v]:
+            return False
+        return None
+
+    def _missing_tails(self, derivation: tuple) -> tuple[int, int] | None:
+        """A (tail, rank) the successors of ``derivation`` need and that is not known."""
+        tails, ranks = derivation[4], derivation[5]
+        for position, tail in enumerate(tails):
+            if self._available(tail, ranks[position] + 1) is None:
+                return tail, ranks[position] + 1
+        return None
+
+    def _push_successors(self, v: int, derivation: tuple) -> None:
+        _, kind, edge, cell, tails, ranks, weight = derivation
+        seen = self.seen[v]
+        heap = self.candidates[v]
+        for position, tail in enumerate(tails):
+            if not self._available(tail, ranks[position] + 1):
+                continue
+            successor = ranks[:position] + (ranks[position] + 1,) + ranks[position + 1 :]
+            key = (kind, edge, cell, successor)
+            if key in seen:
+                continue
+            seen.add(key)
+            score = weight + sum(self._entry(t, r)[0] for t, r in zip(tails, successor))
+            self.counter += 1
+            heapq.heappush(heap, (-score, self.counter, kind, edge, cell, tails, successor, weight))
+        self.pushed[v] = True
+
+    def _entry(self, v: int, k: int) -> tuple:
+        """Node v's derivation of rank k, known to exist (rank 0 of a node on a
+        candidate needs no search: its score is the forest's best)."""
+        found = self.derivations.get(v)
+        return (self._start(v) if found is None else found)[k]
+
+    def _start(self, v: int) -> list[tuple]:
+        """Node v's heap of the best candidate of each hyperedge, its best popped."""
+        forest = self.forest
+        item = int(forest.node_items[v])
+        self.seen[v] = set()
+        self.pushed[v] = True
+        if forest.is_leaf[item]:
+            self.candidates[v] = []
+            self.derivations[v] = [(float(forest.best[v]), LEAF, -1, -1, (), (), 0.0)]
+            return self.derivations[v]
+        state = v - int(forest.node_offsets[item])
+        heap: list[tuple] = []
+        for kind in (BINARY, UNARY):
+            heap.extend(self._edge_candidates(kind, item, state))
+        if self.limit is not None and len(heap) > self.limit:
+            heap = heapq.nsmallest(self.limit, heap)
+        heapq.heapify(heap)
+        self.seen[v].update((entry[2], entry[3], entry[4], entry[6]) for entry in heap)
+        self.candidates[v] = heap
+        self.derivations[v] = []
+        if heap:
+            entry = heapq.heappop(heap)
+            self.derivations[v].append((-entry[0], *entry[2:]))
+            self.pushed[v] = False
+        return self.derivations[v]
+
+    def _edge_candidates(self, kind: int, item: int, state: int) -> list[tuple]:
+        """The best candidate of each hyperedge (and cell) into (item, state)."""
+        forest = self.forest
+        if kind == BINARY:
+            first, order = forest.binary_first, forest.binary_by_parent
+            items, rules, base = forest.binary_items, forest.binary_rules, forest.binary_base
+            cells = forest.binary_cells
+        else:
+            first, order = forest.unary_first, forest.unary_by_parent
+            items, rules, base = forest.unary_items, forest.unary_rules, forest.unary_base
+            cells = forest.unary_cells
+        edges = order[first[item] : first[item + 1]]
+        if not len(edges):
+            return []
+        rows = cells.state_base[rules[edges]] + state
+        low, counts = cells.row_offsets[rows], np.diff(cells.row_offsets)[rows]
+        edge = np.repeat(edges, counts)
+        steps = np.arange(len(edge)) - np.repeat(np.cumsum(counts) - counts, counts)
+        cell = np.repeat(low, counts) + steps
+        left_state, right_state = cells.children(rules[edge], cell, state)
+        weight = base[edge] + cells.log_weights[cell]
+        offsets, best = forest.node_offsets, forest.best
+        left = offsets[items[edge, 1]] + left_state
+        score = weight + best[left]
+        if kind == BINARY:
+            right = offsets[items[edge, 2]] + right_state
+            score = score + best[right]
+        keep = np.flatnonzero(np.isfinite(score))
+        if self.limit is not None and len(keep) > self.limit:
+            keep = keep[np.argpartition(-score[keep], self.limit - 1)[: self.limit]]
+        candidates = []
+        for position in keep.tolist():
+            tails = (
+                (int(left[position]), int(right[position]))
+                if kind == BINARY
+                else (int(left[position]),)
+            )
+            self.counter += 1
+            candidates.append(
+                (
+                    -float(score[position]),
+                    self.counter,
+                    kind,
+                    int(edge[position]),
+                    int(cell[position]),
+                    tails,
+                    (0,) * len(tails),
+                    float(weight[position]),
+                )
+            )
+        return candidates
+
+    def result(self, rank: int, grammar: LPCFG, decoder: str) -> ParseResult:
+        """The tree of the root's derivation of this rank (found by ensure)."""
+        forest = self.forest
+        n = int(forest.item_ends[forest.root])
+        labels, starts, ends = [], [], []
+        tags = np.zeros(n, dtype=np.int32)
+        stack = [(forest.root_node, rank)]
+        while stack:
+            v, k = stack.pop()
+            _, kind, _, _, tails, ranks, _ = self._entry(v, k)
+            item = int(forest.node_items[v])
+            if kind == LEAF:
+                tags[forest.item_starts[item]] = forest.item_symbols[item]
+                continue
+            labels.append(forest.item_symbols[item])
+            starts.append(forest.item_starts[item])
+            ends.append(forest.item_ends[item])
+            stack.extend(zip(reversed(tails), reversed(ranks)))
+        return ParseResult(
+            n_words=n,
+            label_names=grammar.symbols.names,
+            labels=np.array(labels, dtype=np.int32),
+            starts=np.array(starts, dtype=np.int32),
+            ends=np.array(ends, dtype=np.int32),
+            tags=tags,
+            score=float(self.derivations[forest.root_node][rank][0]),
+            decoder=decoder,
+        )
+
