@@ -600,7 +600,7 @@ def _unknown_tags_at_end(parser):
     """Hold back the parser's first unknown-tag warning (W010) during the block and
     report every such token once at its end."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=re.escape("[W010]"))
+        warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W010]"))
         yield
     _report_unknown_tags(parser)
 

@@ -1,6 +1,6 @@
 """Exception types and the message catalogue.
 
-Messages carry a code (``[E001]``) so users can search for them and tests can
+Messages carry a code (``[LPCFG-E001]``) so users can search for them and tests can
 match them; call sites fill the named placeholders with ``str.format``.
 """
 
@@ -14,7 +14,8 @@ class _CodedMessages(type):
         message = super().__getattribute__(code)
         if code.startswith("__"):
             return message
-        return f"[{code}] {message}"
+        # a namespace of our own: "[LPCFG-E012]" is never one of spaCy's codes
+        return f"[LPCFG-{code}] {message}"
 
 
 # How to replace a model that this version cannot read (E116, E208, E215).

@@ -238,9 +238,9 @@ def test_recipes_cli_default_is_the_four_way_combination(tmp_path, data_dir):
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["--recipe", "best"], "[E012] Invalid value 'best' for 'recipe': one of recommended"),
+        (["--recipe", "best"], "[LPCFG-E012] Invalid value 'best' for 'recipe': one of recommended"),
         (["--recipe", "recommended", "--estimator", "mle"], "--n-models needs --estimator"),
-        (["--estimator", "em"], "[E012] Invalid value 'em' for 'estimator'"),
+        (["--estimator", "em"], "[LPCFG-E012] Invalid value 'em' for 'estimator'"),
     ],
 )
 def test_recipes_cli_bad_recipe_fails_before_reading(tmp_path, args, needle):

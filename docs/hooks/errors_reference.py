@@ -68,7 +68,7 @@ def errors_markdown() -> str:
         "<!-- Generated at build time by docs/hooks/errors_reference.py from spacy_lpcfg/errors.py. -->",
         "",
         "Every message that spacy-lpcfg raises or warns with has a code, printed in",
-        "front of it (`[E006] Unknown corpus ...`): search this page for it. The",
+        "front of it (`[LPCFG-E006] Unknown corpus ...`): search this page for it. The",
         "templates below are filled with `str.format`; `{name}` stands for a value",
         "given at the call site. This page is generated from `spacy_lpcfg/errors.py`",
         "when the documentation is built. How errors are raised and reported is in",

@@ -66,7 +66,7 @@ def _load(model_dir: str, parser_options: dict[str, Any]) -> None:
     # Ctrl-C reaches the whole process group: the caller handles it and ends the pool;
     # unknown tags are the caller's to report, once for the run.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    warnings.filterwarnings("ignore", message=re.escape("[W010]"))
+    warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W010]"))
     _PARSER = Parser(ParsingModel.from_disk(model_dir), **parser_options)
 
 

@@ -18,7 +18,7 @@ def trees(*lines: str) -> list[Tree]:
 
 
 def test_swapped_trees_of_equal_length_raise_naming_the_sentence():
-    with pytest.raises(ValueError, match=r"^\[E0\d\d\] Sentence 1\b") as error:
+    with pytest.raises(ValueError, match=r"^\[LPCFG-E0\d\d\] Sentence 1\b") as error:
         unlabeled_scores(trees(CAT, DOG), trees(DOG, CAT))
     message = str(error.value)
     assert "'the cat sat'" in message and "'a dog ran'" in message
@@ -31,7 +31,7 @@ def test_a_shifted_file_raises_at_the_first_sentence_out_of_place():
 
 
 def test_word_counts_are_checked_first_and_name_the_sentence():
-    with pytest.raises(ValueError, match=r"^\[E0\d\d\] Sentence 2\b.*4 gold words.* 3 pre"):
+    with pytest.raises(ValueError, match=r"^\[LPCFG-E0\d\d\] Sentence 2\b.*4 gold words.* 3 pre"):
         unlabeled_scores(trees(CAT, CAT), trees(CAT, "(TOP (X (X a) (X b) (X c)))"))
 
 
@@ -60,7 +60,7 @@ def test_the_excerpt_of_a_long_sentence_stays_short():
 
 @pytest.mark.parametrize("max_length", [0, -1])
 def test_max_length_below_one_is_refused(max_length):
-    with pytest.raises(ValueError, match=r"^\[E0\d\d\] .*max_length.*" + str(max_length)):
+    with pytest.raises(ValueError, match=r"^\[LPCFG-E0\d\d\] .*max_length.*" + str(max_length)):
         unlabeled_scores(trees(CAT), trees(CAT), max_length=max_length)
 
 

@@ -70,14 +70,14 @@ def test_parser_long_sentences_fall_back_to_a_flat_tree(ptb_parser, word, n):
 def test_parser_rejects_what_is_no_sentence(ptb_parser):
     """An empty sentence, or tags that do not match the words, raise the project's error."""
     for words, tags in (([], None), (["a", "b"], ["NN"]), (["a"], ["NN", "VB"])):
-        with pytest.raises(ValueError, match=r"\[E202\]"):
+        with pytest.raises(ValueError, match=r"\[LPCFG-E202\]"):
             ptb_parser.parse(words, tags)
 
 
 def test_parser_refuses_an_empty_word(ptb_parser):
     """Found by the fuzzer: an empty word was parsed into a tree printing '(TAG )',
     which does not read back; it is refused now."""
-    with pytest.raises(ValueError, match=r"\[E\d{3}\]"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E\d{3}\]"):
         ptb_parser.parse(["a", ""])
 
 

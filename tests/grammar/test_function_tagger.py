@@ -369,4 +369,4 @@ def test_any_json_value_in_any_field_loads_or_is_a_grammar_error(field):
         try:
             FunctionTagger.from_members(crafted, "crafted")
         except GrammarError as error:
-            assert str(error).startswith(("[E217]", "[E215]", "[E208]")), error
+            assert str(error).startswith(("[LPCFG-E217]", "[LPCFG-E215]", "[LPCFG-E208]")), error

@@ -372,13 +372,13 @@ def test_invert_accepts_parser_output(parsed, expected):
     ],
 )
 def test_invert_rejects_impossible_shapes(parsed):
-    with pytest.raises(TransformError, match=r"\[E011\]"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E011\]"):
         TransformPipeline().invert(_tree(parsed))
 
 
 def test_invert_rejects_intermediate_root():
     tree = Tree(BIN_MARK + "S|<A", (Tree.leaf("A", "a"), Tree.leaf("B", "b")))
-    with pytest.raises(TransformError, match=r"\[E011\].*root"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E011\].*root"):
         TransformPipeline().invert(tree)
 
 
@@ -387,7 +387,7 @@ def test_intermediate_parent():
     assert intermediate_parent("@ADVP|PRT|>RB") == "ADVP|PRT"
     assert intermediate_parent("@S::VP^TOP|<") == "S::VP^TOP"
     assert not is_intermediate("NP")
-    with pytest.raises(TransformError, match=r"\[E011\]"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E011\]"):
         intermediate_parent("NP")
 
 
@@ -398,9 +398,9 @@ def test_intermediate_parent():
 def test_reserved_separators_are_rejected(sep):
     label = f"NP{sep}X"
     tree = _tree(f"(TOP (S ({label} (NN a)) (VP (VB b))))")
-    with pytest.raises(TransformError, match=r"\[E008\].*" + re.escape(f"'{label}'")):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E008\].*" + re.escape(f"'{label}'")):
         TransformPipeline().apply(tree)
-    with pytest.raises(TransformError, match=r"\[E008\]"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E008\]"):
         validate_labels(tree)
 
 
@@ -416,12 +416,12 @@ def test_reserved_separators_are_rejected(sep):
 )
 def test_each_transform_rejects_its_separator(transform, sep):
     tree = _tree(f"(TOP (S (NP (NN a)) (VP (VB{sep}X b))))")  # on a tag, too
-    with pytest.raises(TransformError, match=r"\[E008\]"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E008\]"):
         transform(tree)
 
 
 def test_colon_at_phrase_label_edge_is_rejected():
-    with pytest.raises(TransformError, match=r"\[E020\].*'X:'"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E020\].*'X:'"):
         TransformPipeline().apply(_tree("(TOP (S (X: (NN a)) (VP (VB b))))"))
     # the PTB tag ":" is fine
     tree = _tree("(TOP (S (NP (NN a)) (: :) (NP (NN b))))")
