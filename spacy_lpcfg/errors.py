@@ -362,6 +362,12 @@ class Warnings(metaclass=_CodedMessages):
         "the parses will be poor. Use a model trained on '{lang}' text, or a '{model}' "
         "pipeline (spacy.blank('{model}'), or 'xx' for several languages)."
     )
+    W503 = (
+        "'{name}' is scored again with the same grammar: it is fitted in closed form when "
+        "the pipeline is initialised, and spacy train's steps change nothing. Set [training] "
+        "max_steps = 1 and max_epochs = 1 (as the configs of projects/ do; spacy init "
+        "fill-config writes max_steps = 20000): one step, one evaluation."
+    )
 
 
 class NonConstituentException(Exception):

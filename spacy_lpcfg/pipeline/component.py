@@ -99,14 +99,14 @@ DEFAULT_TRANSFORMS: dict[str, Any] = {
         "parse_string_labels": PARSE_STRING_LABELS[0],
         "scorer": {"@scorers": "spacy_lpcfg.constituency_scorer.v1"},
     },
+    # short names: spacy train's table would cut "constituents_func_f" to "CONSTITUEN..."
     default_score_weights={
-        f"{SPANS_KEY}_f": 1.0,
-        f"{SPANS_KEY}_p": 0.0,
-        f"{SPANS_KEY}_r": 0.0,
-        f"{SPANS_KEY}_func_f": 0.0,
-        f"{SPANS_KEY}_exact": 0.0,
-        f"{SPANS_KEY}_tag_acc": 0.0,
-        f"{SPANS_KEY}_per_label": None,
+        "cons_f": 1.0,
+        "cons_p": 0.0,
+        "cons_r": 0.0,
+        "cons_func_f": 0.0,
+        "cons_exact": 0.0,
+        "cons_tag_acc": 0.0,
     },
 )
 def make_lpcfg_parser(
@@ -294,6 +294,8 @@ class LPCFGParser(Pipe):
         self._reads_model_path = model is not None and check_model
         self._missing_copy: Path | None = None  # from_disk found no copy there
         self._warned_language = False
+        self._scored_model: object = None  # the model last scored (W503)
+        self._warned_scoring = False
         install_extensions()
 
     # The grammar ---------------------------------------------------------------
@@ -306,6 +308,16 @@ class LPCFGParser(Pipe):
         thinc models, and reading it must have no side effects.)
         """
         return self._model
+
+    def score(self, examples: Iterable[Example], **kwargs) -> dict[str, Any]:
+        """Score Examples (``Pipe.score``), and say once when the same fitted model is
+        scored again: spacy train's steps change nothing in a grammar fitted in closed
+        form, so a config with more than one step evaluates it over and over (W503)."""
+        if self._scored_model is self._model and not self._warned_scoring:
+            self._warned_scoring = True
+            warnings.warn(Warnings.W503.format(name=self.name), stacklevel=2)
+        self._scored_model = self._model
+        return super().score(examples, **kwargs)
 
     def _set_model(self, model: "ParsingModel") -> None:
         self._model = model

@@ -13,6 +13,9 @@ tree (of the prediction, on the reference's words), scored by
 ``constituents_tag_acc``        tagging accuracy of the predicted ``token.tag_``
 ``spans_constituents_p/_r/_f``  aliases, with ``..._per_type``, so that
                                 ``spacy evaluate --spans-key constituents`` prints them
+``cons_p/_r/_f``, ``cons_func_f``...  the same figures under short names, the default score
+                                weights: ``spacy train`` shows them whole (it cuts names at
+                                13 characters)
 ==============================  ==============================================================
 
 Unlike ``Scorer.score_spans`` the brackets are a multiset (EVALB counts a
@@ -68,11 +71,13 @@ def score_constituents(
         test.extend(_test_trees(example, spans_key))
     prefix = spans_key
     if not gold:
-        return {
-            **{f"{prefix}_{name}": None for name in ("p", "r", "f", "func_p", "func_r", "func_f")},
-            **{f"{prefix}_{name}": None for name in ("exact", "tag_acc", "per_label")},
-            **{f"spans_{prefix}_{name}": None for name in ("p", "r", "f", "per_type")},
-        }
+        return _with_short_names(
+            {
+                **{f"{prefix}_{name}": None for name in (*FIGURES, "per_label")},
+                **{f"spans_{prefix}_{name}": None for name in ("p", "r", "f", "per_type")},
+            },
+            prefix,
+        )
     scored = score_parses(gold, test, scheme=scheme, params=evalb_params)
     categories, full = scored.evalb, scored.functions.labelled
     summary = categories.summary()
@@ -94,6 +99,18 @@ def score_constituents(
     for name in ("p", "r", "f"):
         scores[f"spans_{prefix}_{name}"] = scores[f"{prefix}_{name}"]
     scores[f"spans_{prefix}_per_type"] = per_label
+    return _with_short_names(scores, prefix)
+
+
+FIGURES = ("p", "r", "f", "func_p", "func_r", "func_f", "exact", "tag_acc")
+# spacy train's table cuts a column name at 13 characters ("CONSTITUEN..."): the default
+# key's figures are also given under a short prefix, the names of the default weights
+SHORT_PREFIX = "cons"
+
+
+def _with_short_names(scores: dict[str, Any], prefix: str) -> dict[str, Any]:
+    if prefix == SPANS_KEY:
+        scores.update({f"{SHORT_PREFIX}_{name}": scores[f"{prefix}_{name}"] for name in FIGURES})
     return scores
 
 
