@@ -460,6 +460,8 @@ def _recipe_options(recipe) -> str:
             continue
         if field.name == "keep_functions":
             options.append("--functions" if value else "--no-functions")
+        elif field.name == "function_labeller":
+            options.append("--function-labeller" if value else "--no-function-labeller")
         else:
             value = -1 if field.name == "h_markov" and value is None else value
             options.append(f"--{field.name.replace('_', '-')} {value}")
@@ -472,7 +474,7 @@ def _training_recipe(ctx: typer.Context, name: str | None):
     (the options are named as the recipe's fields)."""
     from dataclasses import fields, replace
 
-    from .recipes import Recipe, get_recipe
+    from .recipes import DEFAULT_RECIPE, Recipe, get_recipe
 
     # by the source's name: typer brings its own copy of click's ParameterSource
     sources = {field.name: ctx.get_parameter_source(field.name) for field in fields(Recipe)}
@@ -486,7 +488,10 @@ def _training_recipe(ctx: typer.Context, name: str | None):
     try:
         if name is None and given.get("estimator") in XBAR_ESTIMATORS:
             name = given["estimator"]  # its own transforms (X-bar), unless options say otherwise
-        base = get_recipe(name) if name is not None else Recipe()
+        if name is not None:
+            base = get_recipe(name)
+        else:  # without options, the default recipe; an estimator alone: its defaults
+            base = Recipe() if "estimator" in given else DEFAULT_RECIPE
         if (
             given.get("n_models", base.n_models) > 1
             and given.get("estimator", base.estimator) not in ENSEMBLE_ESTIMATORS
@@ -605,6 +610,19 @@ def _unknown_tags_at_end(parser):
     _report_unknown_tags(parser)
 
 
+def _labeller_wanted(asked: bool | None, trees, scheme: str) -> bool:
+    """A labeller that the recipe brings (not ``--function-labeller``) is left out for
+    a treebank without function tags (the summary says so): nothing to learn."""
+    from .estimators.function_labels import has_function_tags
+
+    return bool(asked) or has_function_tags(trees, scheme)
+
+
+def _no_labeller_note(wanted: bool, model) -> str:
+    return ", no function labeller (no function tags in the trees)" if wanted and not (
+        model.labeller) else ""  # fmt: skip
+
+
 def _check_training_numbers(**values: int | None) -> None:
     """train's numeric options, each within its documented range (exit 2)."""
     ranges = {
@@ -708,10 +726,12 @@ def train(
         + ". Options given on the command line replace its values.",
         show_default=False,
     ),
-    estimator: str = typer.Option(
-        defaults.ESTIMATOR,
+    estimator: str | None = typer.Option(
+        None,
         "--estimator",
-        help="Estimator: "
+        show_default=False,
+        help="Default: the recipe 'default' (the product of three split-merge grammars "
+        "with a function labeller). Estimator: "
         + ", ".join(ESTIMATORS)
         + "; unsupervised, from words and tags only: "
         + ", ".join(BRACKETER_NAMES),
@@ -795,13 +815,15 @@ def train(
         "--noise-scale",
         help="Dropout probability or relative noise deviation.",
     ),
-    function_labeller: bool = typer.Option(
-        False,
-        "--function-labeller",
+    function_labeller: bool | None = typer.Option(
+        None,
+        "--function-labeller/--no-function-labeller",
+        show_default=False,
         help="Also fit a function labeller (a logistic regression over each phrase's "
         "category, head, parent and siblings) on the same trees and save it with the "
         "model: parse, test and the spaCy component then put its function tags (NP-SBJ) "
-        "on every parse; best with --no-functions (a grammar with fewer symbols).",
+        "on every parse; best with --no-functions (a grammar with fewer symbols). "
+        "Default: the recipe's (the default recipe has one).",
     ),
     function_labels: str = typer.Option(
         defaults.FUNCTION_LABELS,
@@ -870,7 +892,7 @@ def train(
                 model = _fit_split_merge(fitter, trees, dev_trees, model_dir, resume, scheme, quiet)
             else:
                 model = fitter.fit(trees).model_
-            if function_labeller:
+            if chosen.function_labeller and _labeller_wanted(function_labeller, trees, scheme):
                 from .estimators.function_labels import attach_function_labeller
 
                 model = attach_function_labeller(model, trees, function_labels=function_labels)
@@ -911,7 +933,8 @@ def train(
             + (f"{len(model.parts)} models, the first with " if len(model.parts) > 1 else "")
             + f"{grammar.n_symbols} symbols, {len(grammar.binary_rules)} binary and "
             f"{len(grammar.unary_rules)} unary rules"
-            f"{', a function labeller' if model.labeller else ''} -> {model_dir}",
+            f"{', a function labeller' if model.labeller else ''}"
+            f"{_no_labeller_note(chosen.function_labeller, model)} -> {model_dir}",
             err=True,
         )
 

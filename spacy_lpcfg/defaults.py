@@ -43,11 +43,12 @@ a left- and a right-binarised clustering model (82.64 and 82.51 F1 alone): produ
 # A measured configuration that differs from them is a recipe (``recipes.py``).
 
 ESTIMATOR = "combined"
-"""The estimator of ``spacy-lpcfg train`` without options: Le Roux et al.'s four clustering
-L-PCFGs (binarised left and right, function tags kept and stripped) decoded together,
-the recipe with function labels that did best on dev across the treebanks (see
-``recipes.py``); ``mle`` is the treebank PCFG baseline, fitted in seconds. (The spaCy
-component's default ``estimator`` block stays the MLE one: a config says what it trains.)"""
+"""The estimator of a ``Recipe()`` that names none: Le Roux et al.'s four clustering
+L-PCFGs (binarised left and right, function tags kept and stripped) decoded together.
+``spacy-lpcfg train`` without options fits ``recipes.DEFAULT_RECIPE`` instead (the
+product of split-merge seeds with a function labeller); ``mle`` is the treebank PCFG
+baseline, fitted in seconds. (The spaCy component's default ``estimator`` block stays
+the MLE one: a config says what it trains.)"""
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,8 @@ class SearchDefaults:
     noise_scale: float = 0.3
     holdout: float = 0.2
     """The share of the training trees the search scores on (dev chooses the finalist)."""
+    keep_default_within: float = 0.5
+    """Dev F1 points a finalist must beat ``train``'s default recipe by to be chosen."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +244,8 @@ class Ceilings:
     """Workers of one fit or search."""
     sentence_length: int = 1000
     """--max-length: longer sentences get a flat tree."""
+    kbest: int = 1000
+    """Trees of a k-best list (``Parser.kbest``, parse --kbest)."""
     markov: int = 100
     """--h-markov and --v-markov."""
     rare_threshold: int = 1_000_000

@@ -72,6 +72,8 @@ class Recipe:
     rare_threshold (int): words seen at most this often feed unknown-word classes.
     binarization (str), h_markov (int | None), v_markov (int), keep_functions (bool):
         the transforms (``TransformSpec``; h_markov None keeps every sibling).
+    function_labeller (bool): also fit a function labeller on the same trees, which
+        puts function tags (NP-SBJ) on the parses (``attach_function_labeller``).
     RAISES ValueError: an unknown estimator, or n_models > 1 with an estimator that
         has no ensembles (mle, spectral, combined).
     """
@@ -88,6 +90,7 @@ class Recipe:
     h_markov: int | None = TRANSFORM.h_markov
     v_markov: int = TRANSFORM.v_markov
     keep_functions: bool = TRANSFORM.keep_functions
+    function_labeller: bool = False
 
     def __post_init__(self):
         if self.estimator not in ESTIMATORS:
@@ -240,7 +243,19 @@ INHERIT_RECIPE = replace(SPLIT_MERGE_RECIPE, estimator="inherit")
 """The INHERIT model (Dreyer & Eisner 2006) over X-bar trees (``defaults.INHERIT``); what
 ``train --estimator inherit`` fits unless transforms are given."""
 
+DEFAULT_RECIPE = replace(SPLIT_MERGE_PRODUCT_RECIPE, function_labeller=True)
+"""What ``spacy-lpcfg train`` fits without options: the product of split-merge grammars
+from seeds 0, 1, 2 over X-bar trees, with a function labeller for the function tags.
+Chosen on the four treebanks against the four-way combination (BENCHMARKS.md
+"defaults"): more accurate brackets, function labels about as good, faster parsing."""
+
+FOUR_WAY_RECIPE = Recipe(estimator="combined")
+"""Le Roux et al.'s four clustering L-PCFGs (binarised left and right, function tags
+kept and stripped) decoded together: ``train``'s default before ``DEFAULT_RECIPE``."""
+
 RECIPES: dict[str, Recipe] = {
+    "default": DEFAULT_RECIPE,
+    "four_way": FOUR_WAY_RECIPE,
     "recommended": RECOMMENDED,
     "split_merge": SPLIT_MERGE_RECIPE,
     "split_merge_product": SPLIT_MERGE_PRODUCT_RECIPE,

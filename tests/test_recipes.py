@@ -39,6 +39,7 @@ RECOMMENDED_V1 = {
     "h_markov": 1,
     "v_markov": 1,
     "keep_functions": True,
+    "function_labeller": False,
 }
 
 
@@ -62,6 +63,8 @@ def test_recipes_recommended_is_the_measured_v1_recipe():
     assert asdict(RECOMMENDED) == RECOMMENDED_V1
     assert get_recipe("recommended") is RECOMMENDED
     assert set(RECIPES) == {
+        "default",
+        "four_way",
         "recommended",
         "split_merge",
         "split_merge_product",
@@ -134,7 +137,7 @@ def test_recipes_reject_bad_settings(settings, name):
 
 
 def test_recipes_unknown_name():
-    with pytest.raises(ValueError, match=r"E012.*'recipe': one of recommended"):
+    with pytest.raises(ValueError, match=r"E012.*'recipe': one of default, four_way"):
         get_recipe("best")
 
 
@@ -222,9 +225,24 @@ def test_recipes_cli_options_replace_the_recipes_values(tmp_path, data_dir):
     assert trained["params"] == described(chosen.make_estimator(spec))
 
 
-def test_recipes_cli_default_is_the_four_way_combination(tmp_path, data_dir):
+def test_recipes_cli_default_is_the_split_merge_product_with_a_labeller(tmp_path, data_dir):
+    """train without options: three split-merge seeds over X-bar trees, decoded as one
+    product, with a function labeller (BENCHMARKS.md "defaults")."""
     model_dir = tmp_path / "default"
     result = _invoke("train", "ptb_sample", model_dir, "--limit", "40", "--data-dir", data_dir)
+    assert result.exit_code == 0, result.output
+    model = ParsingModel.from_disk(model_dir)
+    assert model.estimator == "split_merge" and model.labeller is not None
+    assert 1 + len(model.training["ensemble"]) == 3  # the seeds, one product
+    assert not model.transform.keep_functions and model.transform.h_markov == 0
+
+
+def test_recipes_cli_four_way_recipe(tmp_path, data_dir):
+    model_dir = tmp_path / "four_way"
+    result = _invoke(
+        "train", "ptb_sample", model_dir, "--recipe", "four_way", "--limit", "40",
+        "--data-dir", data_dir,
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     model = ParsingModel.from_disk(model_dir)
     settings = [
@@ -238,7 +256,7 @@ def test_recipes_cli_default_is_the_four_way_combination(tmp_path, data_dir):
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["--recipe", "best"], "[LPCFG-E012] Invalid value 'best' for 'recipe': one of recommended"),
+        (["--recipe", "best"], "[LPCFG-E012] Invalid value 'best' for 'recipe': one of default"),
         (["--recipe", "recommended", "--estimator", "mle"], "--n-models needs --estimator"),
         (["--estimator", "em"], "[LPCFG-E012] Invalid value 'em' for 'estimator'"),
     ],
@@ -273,7 +291,9 @@ def test_project_combined_config_builds_the_four_settings():
 
 
 def test_recipes_cli_one_models_transforms_need_one_model(tmp_path):
-    result = _invoke("train", tmp_path / "missing.mrg", tmp_path / "m", "--no-functions")
+    result = _invoke(
+        "train", tmp_path / "missing.mrg", tmp_path / "m", "--recipe", "four_way", "--no-functions"
+    )
     assert result.exit_code == 1
     assert "--functions/--no-functions set the transforms of one model" in result.output
     assert "--estimator mle" in result.output and not (tmp_path / "m").exists()

@@ -25,7 +25,7 @@ from ..grammar.function_labels import FunctionTagger, phrase_features
 from ..grammar.model import ParsingModel
 from ..trees.labels import get_scheme
 from ..trees.transforms import default_head_rules
-from ..trees.tree import Tree
+from ..trees.tree import ROOT_LABEL, Tree
 from .base import BaseEstimator, check_is_fitted, check_number
 
 
@@ -118,6 +118,20 @@ class FunctionLabeller(BaseEstimator):
         """``trees`` with the predicted function tags on every phrase (below TOP)."""
         check_is_fitted(self, ["tagger_"])
         return self.tagger_.label(trees)
+
+
+def has_function_tags(trees: Iterable[Tree], scheme: str) -> bool:
+    """Whether the phrases of ``trees`` carry at least two combinations of function tags
+    (none counts as one): what a function labeller needs to learn anything."""
+    labels = get_scheme(scheme)
+    seen: set[tuple[str, ...]] = set()
+    for tree in trees:
+        for node in tree.subtrees():
+            if node.children and node.label != ROOT_LABEL:
+                seen.add(labels.functions(node.label))
+                if len(seen) > 1:
+                    return True
+    return False
 
 
 def attach_function_labeller(
