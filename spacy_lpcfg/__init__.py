@@ -13,6 +13,7 @@ __all__ = [
     "__version__",
     "evaluate",
     "render",
+    "serve",
     "to_nltk",
 ]
 
@@ -44,21 +45,25 @@ def evaluate(parser, gold_trees, **options):
     return evaluate_parser(parser, gold_trees, **options)
 
 
-def render(obj, **options):
-    """Draw constituency trees as an SVG picture (shown inline in Jupyter).
+def render(docs, *, page=False, jupyter=None, options=None, **style):
+    """Draw constituency trees as SVG, the displaCy way (``spacy_lpcfg.showing.render``).
 
-    obj: a ``Tree``, Penn-bracketed text (one or more trees), a list of Trees, or a
-        spaCy ``Span`` (one tree) or ``Doc`` (one tree per sentence, stacked) parsed
-        by the ``lpcfg_parser`` component.
-    **options: ``scheme`` ("penn", "floresta", "cess"; a Doc's own by default),
-        ``show_root``, ``spans_key`` (Span/Doc only) and the fields of
-        ``spacy_lpcfg.pictures.RenderStyle`` (font_size, colours, ...).
-    RETURNS (TreeSVG): the SVG text (a ``str``), with the geometry in ``.layouts``.
+    docs: a Doc (one tree per sentence) or Span parsed by ``lpcfg_parser``, a Tree,
+        Penn-bracketed text, a list of Trees (one picture), or a list of Docs, Spans or
+        texts (a picture each).
+    page (bool): a whole HTML page. jupyter (bool | None): show it in the notebook
+        (None: when in Jupyter). options (dict | None) or ``**style``: ``scheme``,
+        ``show_root``, ``spans_key`` and the fields of ``pictures.RenderStyle``.
+    RETURNS: the SVG picture (``TreeSVG``) of one object, else the markup; None when
+        shown in Jupyter.
     """
-    if type(obj).__module__.partition(".")[0] == "spacy":
-        from .pipeline.pictures import render_spacy
+    from .showing import render as render_markup
 
-        return render_spacy(obj, **options)
-    from .pictures import render_trees
+    return render_markup(docs, page=page, jupyter=jupyter, options=options, **style)
 
-    return render_trees(obj, **options)
+
+def serve(docs, *, port=5000, host="127.0.0.1", options=None, **style):
+    """Serve ``render(docs, page=True)`` over HTTP until Ctrl-C (``showing.serve``)."""
+    from .showing import serve as serve_page
+
+    serve_page(docs, port=port, host=host, options=options, **style)

@@ -554,3 +554,56 @@ def test_render_page_in_headless_chromium(load_corpus, tmp_path):
     data = screenshot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24]) == (1600, 1200)
     assert len(data) > 20_000  # a drawing, not a blank page
+
+
+# displaCy's conventions: lists, page, jupyter, options, serve --------------------------
+
+
+def test_render_a_list_of_docs_a_picture_each(nlp):
+    docs = [nlp("The mouse chased the cat."), nlp("It ran away. Then it slept.")]
+    markup = spacy_lpcfg.render(docs, jupyter=False)
+    assert markup.count("<figure>") == 2 and markup.count('class="tree"') == 3  # sentences
+    page = spacy_lpcfg.render(docs, page=True, jupyter=False, options={"font_size": 18})
+    assert page.startswith("<!DOCTYPE html>") and page.count('class="tree"') == 3
+    assert "The mouse chased the cat." in page and "It ran away. Then it slept." in page
+    spans = [next(docs[0].sents), list(docs[1].sents)[1]]
+    assert spacy_lpcfg.render(spans, jupyter=False).count("<figure>") == 2
+    assert spacy_lpcfg.render(docs[0], jupyter=False) == spacy_lpcfg.render(docs[0])
+
+
+def test_render_in_jupyter_displays_and_returns_nothing(nlp, monkeypatch):
+    pytest.importorskip("IPython")
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    assert spacy_lpcfg.render(nlp("The cat sat."), jupyter=True) is None
+    assert len(shown) == 1 and "<svg" in shown[0].data
+
+
+def test_serve_answers_with_the_page(nlp):
+    import threading
+    import urllib.request
+
+    from spacy_lpcfg.showing import make_server, render
+
+    page = render([nlp("The cat sat."), nlp("A dog ran.")], page=True, jupyter=False)
+    server = make_server(page, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/"
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            assert answer.read().decode("utf-8") == page
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Chromium: apt-get install chromium")
+def test_a_page_of_several_docs_in_headless_chromium(nlp, tmp_path):
+    docs = [nlp("The mouse chased the cat."), nlp("It ran away. Then it slept.")]
+    page = tmp_path / "docs.html"
+    page.write_text(spacy_lpcfg.render(docs, page=True, jupyter=False), encoding="utf-8")
+    out = _chromium(tmp_path, "--dump-dom", page.as_uri())
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count('class="tree"') == 3 and "Then it slept." in out.stdout
