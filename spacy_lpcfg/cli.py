@@ -64,6 +64,9 @@ def _main(
     ),
 ) -> None:
     """Train, run and evaluate latent-variable PCFG constituency parsers."""
+    from .progress import log_progress_to_stderr
+
+    log_progress_to_stderr()  # long steps in a log: a line every 30 s, with ETA
 
 
 DATA_DIR_OPTION = typer.Option(
