@@ -21,21 +21,11 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
+from browser import CHROMIUM, chromium
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 README_MAX_LINES = 200
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 # The strict build -------------------------------------------------------------
@@ -147,12 +137,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def _dump_dom(url: str, profile: Path) -> str:
-    done = subprocess.run(
-        [str(CHROMIUM), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = chromium(profile, "--dump-dom", url)
     assert done.returncode == 0, f"chromium failed on {url}:\n{done.stderr[-2000:]}"
     assert "</html>" in done.stdout, f"no DOM for {url}"
     return done.stdout

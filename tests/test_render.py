@@ -15,6 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 import pytest
+from browser import CHROMIUM, chromium
 from typer.testing import CliRunner
 
 import spacy_lpcfg
@@ -34,7 +35,6 @@ from spacy_lpcfg.trees.labels import get_scheme
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_MODEL = REPO.parent / "models" / "mle"  # a trained MLE model, when the machine has one
-CHROMIUM = Path("/usr/bin/chromium")
 SVG = "{http://www.w3.org/2000/svg}"
 TREE = (
     "(TOP (S (NP-SBJ (DT The) (NN mouse)) (VP (VBD chased) (NP (DT the) (NN cat)) "
@@ -478,26 +478,10 @@ out.textContent = JSON.stringify(found);
 document.body.appendChild(out);
 </script>
 """
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    profile = tmp_path / "chromium-profile"
-    return subprocess.run(
-        [str(CHROMIUM), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return chromium(tmp_path / "chromium-profile", *args)
 
 
 @pytest.mark.slow
