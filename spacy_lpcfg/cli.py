@@ -173,6 +173,18 @@ def _refuse_overwrite(
             _fail(f"cannot write {what} to {output}: it holds the input {source}")
 
 
+JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object (a summary).")
+QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No summary line (errors still show).")
+
+
+def _summary(as_json: bool, quiet: bool, line: str, payload: dict) -> None:
+    """A command's end: its JSON object on stdout, or its line on stderr (not quiet)."""
+    if as_json:
+        _print_json(payload)
+    elif not quiet:
+        typer.echo(line, err=True)
+
+
 TREEBANK_ENCODING_OPTION = typer.Option(
     None,
     "--encoding",
@@ -390,6 +402,8 @@ def convert(
     functions: bool = typer.Option(True, "--functions/--no-functions", help="Keep function tags."),
     spans_key: str = typer.Option("constituents", "--spans-key", help="Span group key."),
     encoding: str | None = TREEBANK_ENCODING_OPTION,
+    as_json: bool = JSON_OPTION,
+    quiet: bool = QUIET_OPTION,
 ) -> None:
     """Write treebank trees as spaCy training data: OUTPUT_DIR/{train,dev,test}.spacy.
 
@@ -428,6 +442,7 @@ def convert(
     except (OSError, ValueError) as err:  # missing data, bad files, bad trees
         _fail(str(err))
     output_dir.mkdir(parents=True, exist_ok=True)
+    written = {}
     for name, trees in outputs.items():
         target = output_dir / f"{name}.spacy"
         docbin = trees_to_docbin(trees, scheme, spans_key=spans_key)
@@ -442,7 +457,11 @@ def convert(
             if isinstance(err, OSError):
                 _fail(f"cannot write to {output_dir}: {err.strerror or err}")
             raise
-        typer.echo(f"{len(trees)} trees -> {target}", err=True)
+        written[name] = {"trees": len(trees), "path": str(target)}
+        if not as_json and not quiet:
+            typer.echo(f"{len(trees)} trees -> {target}", err=True)
+    if as_json:
+        _print_json({"outputs": written})
 
 
 def _convert_name(corpus: str) -> str:
@@ -962,6 +981,8 @@ def combine(
         "--force",
         help="Combine models of different languages or treebanks (refused otherwise).",
     ),
+    as_json: bool = JSON_OPTION,
+    quiet: bool = QUIET_OPTION,
 ) -> None:
     """Join models trained apart into one model directory that test, parse and add_pipe
     use like any other.
@@ -1000,7 +1021,9 @@ def combine(
         if combined.members
         else f"one ensemble of {1 + len(combined.training['ensemble'])} grammars"
     )
-    typer.echo(f"combined into {kind} (decoder {combined.decoder}) -> {output}", err=True)
+    line = f"combined into {kind} (decoder {combined.decoder}) -> {output}"
+    payload = {"output": str(output), "models": len(combined.parts), "decoder": combined.decoder}
+    _summary(as_json, quiet, line, payload)
 
 
 PARSER_OPTIONS = {
@@ -1106,6 +1129,9 @@ def parse(
         help="Parse in this many processes (output in input order); at most the CPUs "
         "and, for a file, its lines.",
     ),
+    as_json: bool = typer.Option(
+        False, "--json", help='One JSON object per line: {"tree": "(TOP ...)"} (null: no words).'
+    ),
 ) -> None:
     """Parse tokenised sentences (one per line) and print one Penn-bracketed tree per line.
 
@@ -1128,7 +1154,7 @@ def parse(
         _fail(f"--n-process must be at least 1, not {n_process}", 2)
     n_process = _processes(n_process, input_file)
     if (model_dir / "bracketer.json").is_file():  # train --estimator spectral_unsup...
-        _print_trees(input_file, encoding, tagged, _bracketer_parse(model_dir))
+        _print_trees(input_file, encoding, tagged, _bracketer_parse(model_dir), as_json)
         return
     parser = _load_parser(
         model_dir, decoder, threshold, max_length, member_threshold=member_threshold
@@ -1150,6 +1176,7 @@ def parse(
                 lambda sentences: parse_in_processes(
                     model_dir, _noting_tags(parser, sentences), n_process, options
                 ),
+                as_json,
             )
         return
     with _unknown_tags_at_end(parser):  # tags the grammar lacks: one warning, at the end
@@ -1161,6 +1188,7 @@ def parse(
                 "" if sentence is None else parser.parse(*sentence).tree.pformat()
                 for sentence in sentences
             ),
+            as_json,
         )
 
 
@@ -1196,7 +1224,9 @@ def _noting_tags(parser, sentences):
         yield sentence
 
 
-def _print_trees(input_file: Path | None, encoding: str, tagged: bool, parse_all) -> None:
+def _print_trees(
+    input_file: Path | None, encoding: str, tagged: bool, parse_all, as_json: bool = False
+) -> None:
     """Print ``parse_all(sentences)``, one tree (or an empty line) per input line, as
     they come; a malformed or undecodable line stops the input there: the lines
     before it are printed, then the error."""
@@ -1225,6 +1255,8 @@ def _print_trees(input_file: Path | None, encoding: str, tagged: bool, parse_all
     lines = sentences()
     try:
         for tree in parse_all(lines):
+            if as_json:
+                tree = json.dumps({"tree": tree or None}, ensure_ascii=False)
             sys.stdout.write(tree + "\n")
             sys.stdout.flush()
     finally:
@@ -1511,6 +1543,8 @@ def render_command(
     decoder: str = PARSER_OPTIONS["decoder"],
     threshold: float = PARSER_OPTIONS["threshold"],
     max_length: int = PARSER_OPTIONS["max_length"],
+    as_json: bool = JSON_OPTION,
+    quiet: bool = QUIET_OPTION,
 ) -> None:
     """Draw constituency trees as SVG pictures on one HTML page, each under its sentence.
 
@@ -1523,6 +1557,8 @@ def render_command(
         _fail(f"--scheme must be one of {', '.join(SCHEMES)}, not {scheme!r}")
     _check_count(limit, "--limit", 1, CEILINGS.trees)
     to_stdout = str(output) == "-"
+    if to_stdout and as_json:
+        _fail("-o - writes the page to standard output: --json has no room there", 2)
     if not to_stdout:
         _check_output_file(output, "the page")
         _refuse_overwrite(output, "the page", [input_path, model_dir])
@@ -1564,7 +1600,8 @@ def render_command(
         output.write_text(page, encoding="utf-8")
     except OSError as err:
         _fail(f"cannot write the page to {output}: {err.strerror or err}")
-    typer.echo(f"{len(pictures)} tree(s) -> {output}", err=True)
+    _summary(as_json, quiet, f"{len(pictures)} tree(s) -> {output}",
+             {"trees": len(pictures), "output": str(output)})  # fmt: skip
 
 
 @app.command()

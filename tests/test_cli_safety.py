@@ -8,6 +8,7 @@ reports it in one line, with its inputs intact.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -371,3 +372,22 @@ def test_ctrl_c_in_nlp_is_a_keyboard_interrupt(work):
             break
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0 and "SystemError" not in err, err[-1000:]
+
+
+# One CLI style: --json and --quiet where a command has a summary -----------------------
+
+
+def test_json_and_quiet_on_convert_render_combine_and_parse(work, tmp_path):
+    result = _invoke("convert", work / "corpus.mrg", tmp_path / "spacy", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["outputs"]["corpus"]["trees"] == 2
+    quiet = _invoke("convert", work / "corpus.mrg", tmp_path / "spacy2", "-q")
+    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""
+    page = _invoke("render", work / "corpus.mrg", "-o", tmp_path / "p.html", "--json")
+    assert json.loads(page.stdout) == {"trees": 2, "output": str(tmp_path / "p.html")}
+    both = _invoke("render", work / "corpus.mrg", "-o", "-", "--json")
+    assert both.exit_code == 2 and "--json" in both.stderr
+    joined = _invoke("combine", work / "mle", work / "mle", tmp_path / "c", "--json")
+    assert joined.exit_code == 0 and json.loads(joined.stdout)["output"] == str(tmp_path / "c")
+    parsed = runner.invoke(app, ["parse", str(work / "mle"), "--json"], input=f"{SENTENCE}\n\n")
+    lines = [json.loads(line) for line in parsed.stdout.splitlines()]
+    assert lines[0]["tree"].startswith("(TOP ") and lines[1] == {"tree": None}
