@@ -1132,6 +1132,14 @@ def parse(
     as_json: bool = typer.Option(
         False, "--json", help='One JSON object per line: {"tree": "(TOP ...)"} (null: no words).'
     ),
+    kbest: int | None = typer.Option(
+        None,
+        "--kbest",
+        help="The K best trees of each sentence, as the Berkeley parser's -kbest writes "
+        "them: K lines 'score<TAB>tree', then an empty line (viterbi, max_rule and "
+        "variational decoders of single grammars).",
+        show_default=False,
+    ),
 ) -> None:
     """Parse tokenised sentences (one per line) and print one Penn-bracketed tree per line.
 
@@ -1152,6 +1160,9 @@ def parse(
         _fail(str(err))
     if n_process < 1:
         _fail(f"--n-process must be at least 1, not {n_process}", 2)
+    _check_count(kbest, "--kbest", 1, CEILINGS.kbest)
+    if kbest is not None and as_json:
+        _fail("--kbest writes its own format: leave out --json", 2)
     n_process = _processes(n_process, input_file)
     if (model_dir / "bracketer.json").is_file():  # train --estimator spectral_unsup...
         _print_trees(input_file, encoding, tagged, _bracketer_parse(model_dir), as_json)
@@ -1159,6 +1170,11 @@ def parse(
     parser = _load_parser(
         model_dir, decoder, threshold, max_length, member_threshold=member_threshold
     )
+    if kbest is not None:
+        try:
+            parser.check_kbest(kbest)  # before any input is read
+        except ValueError as err:
+            _fail(str(err), 2)
     if n_process > 1:
         from .decode.processes import parse_in_processes
 
@@ -1174,7 +1190,7 @@ def parse(
                 encoding,
                 tagged,
                 lambda sentences: parse_in_processes(
-                    model_dir, _noting_tags(parser, sentences), n_process, options
+                    model_dir, _noting_tags(parser, sentences), n_process, options, kbest=kbest
                 ),
                 as_json,
             )
@@ -1185,11 +1201,20 @@ def parse(
             encoding,
             tagged,
             lambda sentences: (
-                "" if sentence is None else parser.parse(*sentence).tree.pformat()
+                "" if sentence is None else _one_parse(parser, sentence, kbest)
                 for sentence in sentences
             ),
             as_json,
         )
+
+
+def _one_parse(parser, sentence, kbest: int | None) -> str:
+    """One tree, or with ``kbest`` the k-best block (``decode.kbest.format_kbest``)."""
+    if kbest is None:
+        return parser.parse(*sentence).tree.pformat()
+    from .decode.kbest import format_kbest
+
+    return format_kbest(parser.kbest(*sentence, k=kbest)).rstrip("\n") + "\n"
 
 
 def _refuse_stdout_to(input_file: Path) -> None:

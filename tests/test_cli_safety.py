@@ -391,3 +391,18 @@ def test_json_and_quiet_on_convert_render_combine_and_parse(work, tmp_path):
     parsed = runner.invoke(app, ["parse", str(work / "mle"), "--json"], input=f"{SENTENCE}\n\n")
     lines = [json.loads(line) for line in parsed.stdout.splitlines()]
     assert lines[0]["tree"].startswith("(TOP ") and lines[1] == {"tree": None}
+
+
+def test_parse_kbest_writes_k_scored_trees_then_an_empty_line(work, tmp_path):
+    text = tmp_path / "in.txt"
+    text.write_text(f"{SENTENCE}\nA dog ran .\n", encoding="utf-8")
+    result = _invoke("parse", work / "ptb", text, "--kbest", "3")
+    assert result.exit_code == 0, result.output
+    blocks = result.stdout.split("\n\n")
+    assert len([b for b in blocks if b.strip()]) == 2
+    for block in filter(str.strip, blocks):
+        scores = [float(line.split("\t")[0]) for line in block.strip().splitlines()]
+        assert len(scores) == 3 and scores == sorted(scores, reverse=True)
+    assert _invoke("parse", work / "ptb", text, "--kbest", "0").exit_code == 2
+    unsupported = _invoke("parse", work / "ptb", text, "--kbest", "2", "--decoder", "mbr")
+    assert unsupported.exit_code == 2 and "E330" in unsupported.stderr

@@ -18,11 +18,17 @@ product_parse      product of K grammars' max-rule scores            non-negativ
 product_mbr_parse  mbr on the K members' mean marginals              any
 =================  ================================================  ==================
 
+``kbest_parse`` lists the K best trees of a chart under the viterbi, max_rule or
+variational objective (``kbest``; ``Parser.kbest``), and ``scores`` gives a parse
+its sentence log-likelihood and constituent posteriors (``Parse.log_likelihood``,
+``Parse.span_posteriors``).
+
 ``registry.DECODERS`` holds them by name behind one calling convention
 (``Decoder``); ``register_decoder`` adds more.
 """
 
 from .anchored import AnchoredScores, anchored_scores, sum_anchored_scores
+from .kbest import KBEST_DECODERS, format_kbest, kbest_parse
 from .max_rule import max_rule_parse, variational_parse
 from .mbr import mbr_parse, mbr_tree, span_tree
 from .parser import Parse, Parser
@@ -36,6 +42,7 @@ from .viterbi import viterbi_parse
 
 __all__ = [
     "DECODERS",
+    "KBEST_DECODERS",
     "AnchoredScores",
     "Decoder",
     "Parse",
@@ -44,6 +51,8 @@ __all__ = [
     "SpanMarginals",
     "SpanScores",
     "anchored_scores",
+    "format_kbest",
+    "kbest_parse",
     "max_rule_parse",
     "mbr_parse",
     "mbr_tree",

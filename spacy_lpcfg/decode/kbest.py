@@ -9,20 +9,24 @@ is then found lazily from its incoming hyperedges: each node keeps a heap of
 candidates (a hyperedge and the rank of the derivation taken at each tail),
 initialised with the best candidate of each hyperedge, and the successors of the
 last derivation taken are pushed only when the next one is asked for. Only the
-nodes the K best derivations reach are ever expanded.
+nodes the K best derivations reach are ever expanded. Each node lists distinct
+subtrees (latent states projected away), each at its best derivation: a
+derivation that repeats a subtree the node has listed (other latent states below,
+a lower score) is skipped there, its successors still pushed, which is exact since
+the best derivation of a tree is made of the best derivations of its children's
+subtrees. So the root's list is distinct trees, however many state assignments
+each has.
 
 Objectives (``KBEST_DECODERS``), the score being each tree's log score:
 
 ``viterbi``      nodes are (item, latent state), hyperedges the non-zero weights of
                  the anchored rules; the score of a derivation is the log of its
-                 weight (rules and lexical weights). Several derivations (latent
-                 states) can give one tree: they are enumerated in order and a tree
-                 is kept at its first (best) derivation, so its score is that of its
-                 best derivation: the ``viterbi`` decoder's objective. With one
-                 state per symbol (MLE grammars) a derivation is a tree and its
-                 score is the log of the joint weight of tree and words. Latent
-                 grammars may need many derivations per new tree: enumeration
-                 stops after ``max_derivations``, with fewer than K trees then.
+                 weight (rules and lexical weights). A tree's score is that of its
+                 best derivation (max over latent states), the ``viterbi``
+                 decoder's objective; the trees are ranked by it, not by their
+                 probability summed over states. With one state per symbol (MLE
+                 grammars) a derivation is a tree and its score is the log of the
+                 joint weight of tree and words.
 ``max_rule``     nodes are chart items, hyperedges the anchored rules with the log
                  of their posterior (and of the tags' posteriors): the max-rule
                  product objective of the ``max_rule`` decoder (the Berkeley
@@ -38,13 +42,15 @@ grammars with non-negative weights: weights <= 0 are impossible, as for Viterbi.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
 
-from ..chart import ChartPosteriors
+from ..chart import ChartPosteriors, inside_outside
 from ..chart.inputs import Mask, per_grammar
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
@@ -55,9 +61,6 @@ from .result import ParseResult
 from .rule_cky import _cell_order, _unary_rank
 
 KBEST_DECODERS = ("viterbi", "max_rule", "variational")
-# Parser.kbest stops after this many derivations per tree asked for (latent Viterbi
-# derivations that repeat a tree with other states are skipped).
-DERIVATIONS_PER_TREE = 100
 LEAF, BINARY, UNARY = 0, 1, 2
 
 
@@ -69,7 +72,6 @@ def kbest_parse(
     k: int = 10,
     objective: str = "viterbi",
     posteriors: ChartPosteriors | None = None,
-    max_derivations: int | None = None,
 ) -> list[ParseResult]:
     """The k best trees of the chart, best first (see the module docstring).
 
@@ -80,19 +82,35 @@ def kbest_parse(
     objective (str): "viterbi", "max_rule" or "variational".
     posteriors (ChartPosteriors | None): inside_outside(grammar, lexical, mask,
         rule_posteriors=True) when already computed; then ``mask`` is not used again.
-    max_derivations (int | None): stop after this many derivations (None: never).
     RETURNS (list[ParseResult]): distinct trees, scores non-increasing; empty when
         the chart has no parse.
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(Errors.E012.format(name="k", value=k, expected="an int >= 1"))
-    chart = chart_posteriors(grammar, lexical, mask, posteriors, rule_posteriors=True)
+    if posteriors is None:
+        chart = inside_outside(grammar, lexical, mask, rule_posteriors=True)
+    else:
+        chart = chart_posteriors(grammar, lexical, None, posteriors)
     found = []
-    for result in kbest_results(grammar, lexical, chart, objective, max_derivations):
+    for result in kbest_results(grammar, lexical, chart, objective):
         found.append(result)
         if len(found) == k:
             break
     return found
+
+
+def format_kbest(parses: Sequence[Any]) -> str:
+    """A k-best list as the Berkeley parser's ``-kbest`` writes it: one line per tree,
+    ``score<TAB>tree`` (the tree in one-line Penn notation), each line ending in a
+    newline; the caller ends the list with an empty line. A parse without a score
+    (a fallback's flat tree, not from the chart) gets ``-inf``.
+
+    parses (Sequence[Parse]): ``Parser.kbest``'s list.
+    """
+    return "".join(
+        f"{-math.inf if parse.score is None else parse.score!r}\t{parse.tree.pformat()}\n"
+        for parse in parses
+    )
 
 
 def kbest_results(
@@ -100,10 +118,13 @@ def kbest_results(
     lexical: LexicalScores,
     chart: ChartPosteriors,
     objective: str = "viterbi",
-    max_derivations: int | None = None,
 ) -> Iterator[ParseResult]:
     """The chart's trees, best first, each once, generated lazily: what kbest_parse
-    takes the first k of. ``chart`` needs its anchored rule posteriors."""
+    takes the first k of. ``chart`` needs its anchored rule posteriors.
+
+    RAISES ValueError: an unknown objective (E303), a signed grammar (E330), a chart
+        of another sentence (E304) or without rule posteriors (E307), at the call.
+    """
     if objective not in KBEST_DECODERS:
         raise ValueError(
             Errors.E303.format(name="objective", value=objective, known=", ".join(KBEST_DECODERS))
@@ -113,26 +134,21 @@ def kbest_results(
     if chart.n_words != lexical.n_words:
         raise ValueError(Errors.E304.format(found=chart.n_words, expected=lexical.n_words))
     if not chart.has_parse:
-        return
-    if chart.binary.items is None or len(chart.binary.rules) + len(chart.unary.rules) == 0:
+        return iter(())
+    no_items = chart.binary.items is None or chart.unary.items is None
+    if no_items or len(chart.binary.rules) + len(chart.unary.rules) == 0:
         raise ValueError(Errors.E307.format(decoder=f"k-best {objective}"))
-    forest = _forest(grammar, lexical, chart, objective)
+    return _trees(_forest(grammar, lexical, chart, objective), grammar, objective)
+
+
+def _trees(forest: _Forest, grammar: LPCFG, objective: str) -> Iterator[ParseResult]:
     if forest.root < 0:
         return
-    search = _LazySearch(forest, max_derivations)
-    seen: set[bytes] = set()
+    search = _LazySearch(forest)
     rank = 0
-    while max_derivations is None or rank < max_derivations:
-        if not search.ensure(forest.root_node, rank):
-            return
-        result = search.result(rank, grammar, objective)
+    while search.ensure(forest.root_node, rank):
+        yield search.result(rank, grammar, objective)
         rank += 1
-        key = b"".join(
-            array.tobytes() for array in (result.labels, result.starts, result.ends, result.tags)
-        )
-        if key not in seen:
-            seen.add(key)
-            yield result
 
 
 @dataclass(frozen=True)
@@ -154,13 +170,9 @@ class _Cells:
     child_sizes: np.ndarray
     right_sizes: np.ndarray
 
-    def children(self, rules: np.ndarray, cells: np.ndarray, states: np.ndarray):
+    def children(self, rules: np.ndarray, cells: np.ndarray, states: int | np.ndarray):
         """(left or only child's state, right child's state) of each cell."""
-        local = (
-            self.positions[cells].astype(np.int64)
-            - self.rule_offsets[rules]
-            - states * self.child_sizes[rules]
-        )
+        local = self.positions[cells] - self.rule_offsets[rules] - states * self.child_sizes[rules]
         return local // self.right_sizes[rules], local % self.right_sizes[rules]
 
 
@@ -185,7 +197,7 @@ def _cells(
     return _Cells(
         state_base,
         row_offsets,
-        positions,
+        positions.astype(np.int64),  # one kernel signature for every grammar
         np.log(values),
         np.asarray(rule_offsets, dtype=np.int64),
         child_sizes.astype(np.int64),
@@ -276,6 +288,7 @@ def _forest(
     if objective == "viterbi":
         sizes = grammar.n_states[symbols].astype(np.int64)
         binary, unary = chart.binary, chart.unary
+        assert binary.items is not None and unary.items is not None  # kbest_results checks
         b_kept, u_kept = binary.scores > 0, unary.scores > 0
         b_items, b_rules = binary.items[b_kept], binary.rules[b_kept]
         u_items, u_rules = unary.items[u_kept], unary.rules[u_kept]
@@ -401,7 +414,7 @@ def _max_inside(
                     row = b_state_base[r] + h
                     base = b_rule_offsets[r] + h * b_child_sizes[r]
                     for c in range(b_row_offsets[row], b_row_offsets[row + 1]):
-                        local = np.int64(b_positions[c]) - base
+                        local = b_positions[c] - base
                         s = (
                             b_base[b]
                             + b_log_weights[c]
@@ -419,7 +432,7 @@ def _max_inside(
                     row = u_state_base[r] + h
                     base = u_rule_offsets[r] + h * u_child_sizes[r]
                     for c in range(u_row_offsets[row], u_row_offsets[row + 1]):
-                        local = np.int64(u_positions[c]) - base
+                        local = u_positions[c] - base
                         s = u_base[u] + u_log_weights[c] + best[child + local // u_right_sizes[r]]
                         if s > best[parent + h]:
                             best[parent + h] = s
@@ -428,23 +441,30 @@ def _max_inside(
 
 
 class _LazySearch:
-    """The k-th best derivations of the forest's nodes, found lazily.
+    """The k best subtrees of the forest's nodes, found lazily.
 
-    ``derivations[v]`` lists node v's derivations found so far, best first, as
-    (score, kind, edge, cell, tails, ranks, weight): the hyperedge (its index among
-    the binary or unary ones) and cell, the tail nodes and the rank of the
-    derivation taken at each, and the hyperedge's own score. ``candidates[v]`` is
-    the heap of the next ones; ``pushed[v]`` says whether the successors of v's last
-    derivation are in it. Work is done with an explicit stack (trees are deep).
+    ``derivations[v]`` lists node v's derivations found so far, best first, one per
+    distinct subtree (latent states projected away), as (score, kind, edge, cell,
+    tails, ranks, weight, tree): the hyperedge (its index among the binary or unary
+    ones) and cell, the tail nodes and the rank taken in each tail's list, the
+    hyperedge's own score, and the subtree's id. ``candidates[v]`` is the heap of the
+    next ones; ``last[v]`` the last derivation popped whose successors are not in it
+    yet (its successors are pushed before the next pop). A popped derivation whose
+    subtree v has already (the same tree with other
+    latent states below, and a lower score) is not listed, but its successors are
+    pushed: the best derivation of a subtree is made of the best derivations of its
+    children's subtrees, so lists of distinct subtrees at the tails give every tree
+    at its best score. Work is done with an explicit stack (trees are deep).
     """
 
-    def __init__(self, forest: _Forest, limit: int | None):
+    def __init__(self, forest: _Forest):
         self.forest = forest
-        self.limit = limit  # the most derivations any node is asked for
         self.derivations: dict[int, list[tuple]] = {}
         self.candidates: dict[int, list[tuple]] = {}
-        self.seen: dict[int, set[tuple]] = {}
-        self.pushed: dict[int, bool] = {}
+        self.seen: dict[int, set[tuple]] = {}  # (kind, edge, cell, ranks) pushed at v
+        self.trees: dict[int, set[int]] = {}  # the subtrees listed at v
+        self.last: dict[int, tuple | None] = {}
+        self.tree_ids: dict[tuple, int] = {}  # (kind, edge or item, children's ids) -> id
         self.counter = 0  # ties: first come, first out
 
     def ensure(self, node: int, rank: int) -> bool:
@@ -455,43 +475,61 @@ class _LazySearch:
             found = self.derivations.get(v)
             if found is None:
                 found = self._start(v)
-            if len(found) > k or not (self.candidates[v] or not self.pushed[v]):
+            if len(found) > k:
                 stack.pop()
                 continue
-            if not self.pushed[v]:
-                missing = self._missing_tails(found[-1])
+            last = self.last[v]
+            if last is not None:  # its successors first: they need the next of a tail
+                missing = self._unknown(last[4], tuple(r + 1 for r in last[5]))
                 if missing is not None:
                     stack.append(missing)
                     continue
-                self._push_successors(v, found[-1])
+                self._push_successors(v, last)
             heap = self.candidates[v]
-            if not heap:
+            if not heap:  # v has no more
                 stack.pop()
                 continue
-            entry = heapq.heappop(heap)
-            found.append((-entry[0], *entry[2:]))
-            self.pushed[v] = False
+            missing = self._unknown(heap[0][5], heap[0][6])  # the best candidate's tails
+            if missing is not None:
+                stack.append(missing)
+                continue
+            self._pop(v)
         return len(self.derivations[node]) > rank
+
+    def _pop(self, v: int) -> None:
+        """Take v's best candidate; list it unless its subtree is listed already."""
+        entry = heapq.heappop(self.candidates[v])
+        kind, edge, tails, ranks = entry[2], entry[3], entry[5], entry[6]
+        if not all(self._available(t, r) for t, r in zip(tails, ranks)):
+            return  # a tail without that derivation (never pushed so): nothing to list
+        key = (kind, edge, tuple(self.derivations[t][r][7] for t, r in zip(tails, ranks)))
+        tree = self.tree_ids.setdefault(key, len(self.tree_ids))
+        derivation = (-entry[0], *entry[2:], tree)
+        self.last[v] = derivation
+        if tree not in self.trees[v]:
+            self.trees[v].add(tree)
+            self.derivations[v].append(derivation)
 
     def _available(self, v: int, k: int) -> bool | None:
         """Whether node v has a derivation of rank k; None when not known yet."""
         found = self.derivations.get(v)
-        if found is not None and len(found) > k:
+        if found is None:
+            return None
+        if len(found) > k:
             return True
-        if found is not None and not self.candidates[v] and self.pushed[v]:
+        if not self.candidates[v] and self.last[v] is None:
             return False
         return None
 
-    def _missing_tails(self, derivation: tuple) -> tuple[int, int] | None:
-        """A (tail, rank) the successors of ``derivation`` need and that is not known."""
-        tails, ranks = derivation[4], derivation[5]
-        for position, tail in enumerate(tails):
-            if self._available(tail, ranks[position] + 1) is None:
-                return tail, ranks[position] + 1
+    def _unknown(self, tails: tuple, ranks: tuple) -> tuple[int, int] | None:
+        """The first (tail, rank) not known to exist or not."""
+        for tail, rank in zip(tails, ranks):
+            if self._available(tail, rank) is None:
+                return tail, rank
         return None
 
     def _push_successors(self, v: int, derivation: tuple) -> None:
-        _, kind, edge, cell, tails, ranks, weight = derivation
+        _, kind, edge, cell, tails, ranks, weight, _ = derivation
         seen = self.seen[v]
         heap = self.candidates[v]
         for position, tail in enumerate(tails):
@@ -502,41 +540,32 @@ class _LazySearch:
             if key in seen:
                 continue
             seen.add(key)
-            score = weight + sum(self._entry(t, r)[0] for t, r in zip(tails, successor))
+            score = weight + sum(self.derivations[t][r][0] for t, r in zip(tails, successor))
             self.counter += 1
             heapq.heappush(heap, (-score, self.counter, kind, edge, cell, tails, successor, weight))
-        self.pushed[v] = True
-
-    def _entry(self, v: int, k: int) -> tuple:
-        """Node v's derivation of rank k, known to exist (rank 0 of a node on a
-        candidate needs no search: its score is the forest's best)."""
-        found = self.derivations.get(v)
-        return (self._start(v) if found is None else found)[k]
+        self.last[v] = None
 
     def _start(self, v: int) -> list[tuple]:
-        """Node v's heap of the best candidate of each hyperedge, its best popped."""
+        """Node v's heap: the best candidate of each hyperedge (scored with the forest's
+        best scores of the tails, their rank-0 derivations)."""
         forest = self.forest
         item = int(forest.node_items[v])
         self.seen[v] = set()
-        self.pushed[v] = True
+        self.trees[v] = set()
+        self.last[v] = None
+        self.derivations[v] = []
         if forest.is_leaf[item]:
             self.candidates[v] = []
-            self.derivations[v] = [(float(forest.best[v]), LEAF, -1, -1, (), (), 0.0)]
+            tree = self.tree_ids.setdefault((LEAF, item, ()), len(self.tree_ids))
+            self.derivations[v].append((float(forest.best[v]), LEAF, -1, -1, (), (), 0.0, tree))
             return self.derivations[v]
         state = v - int(forest.node_offsets[item])
         heap: list[tuple] = []
         for kind in (BINARY, UNARY):
             heap.extend(self._edge_candidates(kind, item, state))
-        if self.limit is not None and len(heap) > self.limit:
-            heap = heapq.nsmallest(self.limit, heap)
         heapq.heapify(heap)
         self.seen[v].update((entry[2], entry[3], entry[4], entry[6]) for entry in heap)
         self.candidates[v] = heap
-        self.derivations[v] = []
-        if heap:
-            entry = heapq.heappop(heap)
-            self.derivations[v].append((-entry[0], *entry[2:]))
-            self.pushed[v] = False
         return self.derivations[v]
 
     def _edge_candidates(self, kind: int, item: int, state: int) -> list[tuple]:
@@ -567,8 +596,6 @@ class _LazySearch:
             right = offsets[items[edge, 2]] + right_state
             score = score + best[right]
         keep = np.flatnonzero(np.isfinite(score))
-        if self.limit is not None and len(keep) > self.limit:
-            keep = keep[np.argpartition(-score[keep], self.limit - 1)[: self.limit]]
         candidates = []
         for position in keep.tolist():
             tails = (
@@ -600,7 +627,7 @@ class _LazySearch:
         stack = [(forest.root_node, rank)]
         while stack:
             v, k = stack.pop()
-            _, kind, _, _, tails, ranks, _ = self._entry(v, k)
+            _, kind, _, _, tails, ranks, _, _ = self.derivations[v][k]
             item = int(forest.node_items[v])
             if kind == LEAF:
                 tags[forest.item_starts[item]] = forest.item_symbols[item]
@@ -619,4 +646,3 @@ class _LazySearch:
             score=float(self.derivations[forest.root_node][rank][0]),
             decoder=decoder,
         )
-

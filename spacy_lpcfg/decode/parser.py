@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import defaults
-from ..chart import CoarsePosteriors, inside_outside
+from ..chart import ChartPosteriors, CoarsePosteriors, inside_outside
 from ..chart.pruning import PruningCascade
 from ..errors import Errors, Warnings, excerpt
 from ..grammar import LPCFG, LexicalScores
@@ -59,12 +59,24 @@ from ..trees.tree import ROOT_LABEL, Tree
 from .anchored import anchored_scores, sum_anchored_scores
 from .charts import member_charts
 from .dual import Slave, dual_decompose
+from .kbest import KBEST_DECODERS, kbest_results
 from .mbr import mbr_tree
 from .members import MEMBER_DECODERS, combine_members
+from .members import _categories as categories_of
 from .product import shares_rules, span_product
 from .registry import DECODERS
 from .result import ParseResult
 from .rule_cky import rule_cky
+from .scores import (
+    SpanPosteriors,
+    chart_posteriors_of,
+    constituents,
+    log_likelihood,
+    marginal_posteriors_of,
+    mean_chart_posteriors,
+    relabelled,
+    with_posteriors,
+)
 from .span_marginals import (
     SpanMarginals,
     aligned,
@@ -199,12 +211,37 @@ class Parse:
     certificate (bool | None): dual decomposition only: whether the members agreed
         (the tree is then the optimal combination).
     iterations (int | None): dual decomposition only: the iterations it took.
+    score (float | None): the decoder's objective for the tree (``ParseResult.score``):
+        for viterbi the log weight of the tree's best derivation (with one state per
+        symbol, log P(tree, words)), for max_rule and variational the log of the
+        product of the tree's factors, for mbr the expected matched brackets minus
+        their cost, for products a log score; in a ``Parser.kbest`` list, the log
+        score under its decoder's objective (decode.kbest). None for fallbacks and
+        dual decomposition.
+    log_likelihood (float | None): log Z of the chart the decoder used, the sum over
+        every derivation the pruning mask allowed (decode.scores): log P(words) over
+        the trees that survived pruning, a lower bound of the unpruned value. None
+        for the viterbi decoder (it computes no sums), for ensembles and models with
+        members (several grammars: no one total), for fallbacks to a flat tree, and
+        when a signed grammar's Z is not positive.
+    span_posteriors (tuple | None): ``(label, start, end, posterior)`` for each phrase
+        of ``tree`` below TOP in pre-order (``tree.spans(include_root=False)``): the
+        probability, in the chart the decoder used, of a bracket of that label over
+        that span, summed over the annotated symbols, latent states and unary-chain
+        symbols that project to it (decode.scores). An ensemble gives its members'
+        mean, a model with members (mbr, product) its parts' mean by category
+        (function tags aside). A function labeller's tags are in the labels; the
+        posterior is that of the bracket as the grammar labelled it. None for the
+        viterbi decoder, fallbacks to a flat tree and dual decomposition.
     """
 
     tree: Tree
     fallback: str | None = None
     certificate: bool | None = None
     iterations: int | None = None
+    score: float | None = None
+    log_likelihood: float | None = None
+    span_posteriors: SpanPosteriors | None = None
 
 
 class Parser:
@@ -233,6 +270,9 @@ class Parser:
         first sentence with one warns (W010, once per parser), and ``unknown_tags``
         counts every such token by tag (``unknown_tags_warning()`` sums them up).
     max_length (int): longer sentences get a flat tree. Defaults to ``defaults.MAX_LENGTH``.
+    scores (bool): give parses their ``log_likelihood`` and ``span_posteriors``
+        (``decode.scores``; about 0.2 ms a sentence, 2-3% of parsing on ptb_sample).
+        Defaults to True; False leaves them None (``score`` is always set).
 
     The model's function labeller, when it is to label (``ParsingModel.active_labeller``:
     the grammar strips function tags, or the model's ``function_labels`` is
@@ -249,6 +289,7 @@ class Parser:
         levels: Sequence[dict] = DEFAULT_LEVELS,
         use_tags: str = "auto",
         max_length: int = defaults.MAX_LENGTH,
+        scores: bool = True,
     ):
         choices = (AUTO, *MEMBER_DECODERS) if model.members else (AUTO, *DECODERS)
         if decoder not in choices:
@@ -273,6 +314,7 @@ class Parser:
         self.member_threshold = float(member_threshold)
         self.use_tags = use_tags
         self.max_length = max_length
+        self.scores = bool(scores)
         self.fallbacks: Counter[str] = Counter()
         self.unknown_tags: Counter[str] = Counter()  # given tags not in known_tags, per token
         self._unknown_tag_words: dict[str, str] = {}  # the first word seen with each
@@ -356,6 +398,75 @@ class Parser:
         RAISES ValueError: an empty word (bracket notation cannot hold one).
         """
         start = time.perf_counter()
+        words = self._checked_words(words, tags)
+        with kernel_calls():  # Ctrl-C between sentences: never inside a kernel
+            parse = self._decoded(words, tags, start)
+        return self._labelled([parse])[0]
+
+    def kbest(
+        self, words: Sequence[str], tags: Sequence[str | None] | None = None, k: int = 10
+    ) -> list[Parse]:
+        """The k best parses of one sentence, best first: distinct trees in treebank
+        labels, each with its ``score`` under the parser's decoder (``decode.kbest``:
+        lazy enumeration over the pruned chart, Huang & Chiang 2005). Fewer than k when
+        the chart (the first pruning attempt with a parse) has fewer trees; a fallback
+        to a flat tree gives that one tree, with no scores.
+
+        decoder "viterbi": scores are the log weight of each tree's best derivation
+            (max over latent states; one state per symbol: log P(tree, words)), the
+            first tree is the viterbi decoder's; "max_rule" and "variational": the log
+            of their objectives (the Berkeley parser's k-best lists are max-rule
+            ones), the first tree is that decoder's. Every parse also has the chart's
+            ``log_likelihood`` and its own ``span_posteriors``; with one state per
+            symbol and the viterbi decoder, ``exp(score - log_likelihood)`` is the
+            tree's probability given the words (among the trees pruning kept).
+        k (int): from 1 to ``defaults.CEILINGS.kbest``.
+        RAISES ValueError: k out of range, or a parser k-best parsing does not support
+            (E330: models with members, ensemble decoders, mbr, signed grammars).
+        """
+        self.check_kbest(k)
+        start = time.perf_counter()
+        words = self._checked_words(words, tags)
+        with kernel_calls():
+            parses = self._kbest(words, tags, k, start)
+        return self._labelled(parses)
+
+    def check_kbest(self, k: int) -> None:
+        """Check that this parser makes k-best lists of k trees (what ``kbest`` checks
+        first; a command line can check before reading any input).
+
+        RAISES ValueError: k is not an int from 1 to ``defaults.CEILINGS.kbest`` (E012),
+            or the parser is one k-best parsing does not support (E330).
+        """
+        top = defaults.CEILINGS.kbest
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= top:
+            raise ValueError(
+                Errors.E012.format(name="k", value=k, expected=f"an int from 1 to {top}")
+            )
+        if self._parts:
+            raise ValueError(Errors.E330.format(found="the model has members"))
+        if self.decoder not in KBEST_DECODERS:
+            found = f"the parser's decoder is {self.decoder}"
+            raise ValueError(Errors.E330.format(found=found))
+        if self.grammar.signed:
+            raise ValueError(Errors.E330.format(found="the grammar has negative weights"))
+
+    def kbest_all(
+        self,
+        sentences: Iterable[Sequence[str]],
+        tags: Iterable[Sequence[str | None] | None] | None = None,
+        k: int = 10,
+    ) -> list[list[Parse]]:
+        """``kbest`` for many sentences."""
+        sentences = list(sentences)
+        tag_lists = list(tags) if tags is not None else [None] * len(sentences)
+        return [
+            self.kbest(words, sentence_tags, k)
+            for words, sentence_tags in zip(sentences, tag_lists)
+        ]
+
+    def _checked_words(self, words: Sequence[str], tags: Sequence[str | None] | None) -> list[str]:
+        """The words as a list, after checking them and noting unknown tags."""
         words = list(words)
         if not all(words):
             position = next(i for i, word in enumerate(words) if not word)
@@ -366,14 +477,21 @@ class Parser:
             )
         if tags is not None and self.use_tags != "ignore":
             self.note_unknown_tags(words, tags)
-        with kernel_calls():  # Ctrl-C between sentences: never inside a kernel
-            parse = self._decoded(words, tags, start)
+        return words
+
+    def _labelled(self, parses: list[Parse]) -> list[Parse]:
+        """The parses with the function labeller's tags, when it labels."""
         if self.labeller is None:
-            return parse
+            return parses
         start = time.perf_counter()
-        tree = self.labeller.label([parse.tree])[0]
+        trees = self.labeller.label([parse.tree for parse in parses])
         self._add("seconds", "labeller", time.perf_counter() - start)
-        return dataclasses.replace(parse, tree=tree)
+        return [
+            dataclasses.replace(
+                parse, tree=tree, span_posteriors=relabelled(parse.span_posteriors, tree)
+            )
+            for parse, tree in zip(parses, trees)
+        ]
 
     def _decoded(self, words: list[str], tags: Sequence[str | None] | None, start: float) -> Parse:
         """The parse, before the function labeller (``start``: when parsing began)."""
@@ -383,15 +501,74 @@ class Parser:
         if len(words) > self.max_length:
             return self._flat(words, coarse_lexical, "too_long")
         for scale, fallback, first in self._attempts(len(words), coarse_lexical):
-            result = self._decode(lexicals, coarse_lexical, first, scale)
-            if result is not None:
+            decoded = self._decode(lexicals, coarse_lexical, first, scale)
+            if decoded is not None:
+                result, charts = decoded
                 if fallback:
                     self._add("fallbacks", fallback)
                 start = time.perf_counter()
-                parse = Parse(self.pipeline.invert(result.to_tree(words)), fallback)
+                tree = self.pipeline.invert(result.to_tree(words))
+                parse = Parse(
+                    tree, fallback, score=float(result.score), **self._scores(tree, charts)
+                )
                 self._add("seconds", "decode", time.perf_counter() - start)
                 return parse
         return self._flat(words, coarse_lexical, "flat")
+
+    def _scores(self, tree: Tree, charts: list[ChartPosteriors]) -> dict:
+        """The log_likelihood and span_posteriors of a parse decoded from ``charts``
+        (the members' charts of an ensemble: their mean posteriors, no likelihood)."""
+        if not charts or not self.scores:
+            return {}
+        spans = constituents(tree)
+        if len(charts) == 1:
+            posteriors = chart_posteriors_of(self.grammar, charts[0], spans)
+            return {
+                "log_likelihood": log_likelihood(charts[0]),
+                "span_posteriors": with_posteriors(spans, posteriors),
+            }
+        mean = mean_chart_posteriors(self.members, charts, spans)
+        return {"span_posteriors": None if mean is None else with_posteriors(spans, mean)}
+
+    def _kbest(
+        self, words: list[str], tags: Sequence[str | None] | None, k: int, start: float
+    ) -> list[Parse]:
+        """The k best parses over the first pruning attempt whose chart has a parse."""
+        lexicals, coarse_lexical = self._lexicals(words, tags, start)
+        if len(words) > self.max_length:
+            return [self._flat(words, coarse_lexical, "too_long")]
+        for scale, fallback, first in self._attempts(len(words), coarse_lexical):
+            start = time.perf_counter()
+            pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
+            self._add("seconds", "pruning", time.perf_counter() - start)
+            if pruned.mask is None:
+                continue
+            start = time.perf_counter()
+            chart = inside_outside(self.grammar, lexicals[0], pruned.mask, rule_posteriors=True)
+            self._add("seconds", "chart", time.perf_counter() - start)
+            if not chart.has_parse:
+                continue
+            start = time.perf_counter()
+            results = kbest_results(self.grammar, lexicals[0], chart, self.decoder)
+            parses: list[Parse] = []
+            seen: set[str] = set()
+            for result in results:
+                tree = self.pipeline.invert(result.to_tree(words))
+                key = tree.pformat()
+                if key in seen:  # another tree of the grammar, the same once inverted
+                    continue
+                seen.add(key)
+                parses.append(
+                    Parse(tree, fallback, score=float(result.score), **self._scores(tree, [chart]))
+                )
+                if len(parses) == k:
+                    break
+            self._add("seconds", "decode", time.perf_counter() - start)
+            if parses:
+                if fallback:
+                    self._add("fallbacks", fallback)
+                return parses
+        return [self._flat(words, coarse_lexical, "flat")]
 
     def _add(self, statistic: str, key: str, amount: float = 1) -> None:
         """Add ``amount`` to ``self.<statistic>[key]`` (seconds or fallbacks)."""
@@ -592,7 +769,16 @@ class Parser:
         fallback = next((reason for marginals, reason in found if marginals and reason), None)
         if fallback:
             self._add("fallbacks", fallback)
-        parse = Parse(self.pipeline.invert(result.to_tree(words)), fallback)
+        tree = self.pipeline.invert(result.to_tree(words))
+        parse = Parse(tree, fallback, score=float(result.score))
+        if self.scores:  # by category: the parts' mean, as combine_members reads them
+            scheme = self.model.label_scheme
+            spans = constituents(tree)
+            categories = mean_marginals(aligned([categories_of(m, scheme) for _, m in parsed]))
+            posteriors = marginal_posteriors_of(
+                categories, spans, functools.partial(coarse_label, scheme=scheme)
+            )
+            parse = dataclasses.replace(parse, span_posteriors=with_posteriors(spans, posteriors))
         self._add("seconds", "decode", time.perf_counter() - start)
         return parse
 
@@ -661,7 +847,9 @@ class Parser:
         coarse_lexical: LexicalScores,
         first: CoarsePosteriors,
         scale: float,
-    ) -> ParseResult | None:
+    ) -> tuple[ParseResult, list[ChartPosteriors]] | None:
+        """(the decoder's result, the charts it decoded: none for Viterbi, one per
+        member for an ensemble decoder), or None when this attempt finds no parse."""
         start = time.perf_counter()
         pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
         self._add("seconds", "pruning", time.perf_counter() - start)
@@ -682,6 +870,7 @@ class Parser:
             result = decoder(self.members, lexicals, pruned.mask, posteriors=charts)
         elif not decoder.posteriors:  # Viterbi maximises in its own pass: "decode"
             result = decoder(self.members, lexicals, pruned.mask)
+            charts = []
         else:
             chart = inside_outside(
                 self.grammar, lexicals[0], pruned.mask, rule_posteriors=decoder.rule_posteriors
@@ -690,9 +879,10 @@ class Parser:
             if not chart.has_parse:
                 return None
             start = time.perf_counter()
-            result = decoder(self.members[:1], lexicals[:1], pruned.mask, posteriors=[chart])
+            charts = [chart]
+            result = decoder(self.members[:1], lexicals[:1], pruned.mask, posteriors=charts)
         self._add("seconds", "decode", time.perf_counter() - start)
-        return result if result.has_parse else None
+        return (result, charts) if result.has_parse else None
 
     def _flat(self, words: list[str], coarse_lexical: LexicalScores, reason: str) -> Parse:
         self._add("fallbacks", reason)

@@ -25,6 +25,7 @@ BATCH_SIZE = 32  # sentences per task: large enough to hide the transfer, small 
 Sentence = tuple[Sequence[str], Sequence[str | None] | None] | None
 
 _PARSER: Any = None  # the worker's parser (set by _load)
+_KBEST: int | None = None  # trees per sentence, for k-best lists (set by _load)
 
 
 def parse_in_processes(
@@ -34,8 +35,10 @@ def parse_in_processes(
     parser_options: dict[str, Any],
     *,
     batch_size: int = BATCH_SIZE,
+    kbest: int | None = None,
 ) -> Iterator[str]:
-    """The bracketed tree of each sentence (``""`` for None), in order.
+    """The bracketed tree of each sentence (``""`` for None), in order; with ``kbest``,
+    its k-best list instead (``Parser.kbest``, written by ``decode.kbest.format_kbest``).
 
     model_dir (str | Path): the model directory each worker loads.
     sentences (Iterable[Sentence]): read lazily, as workers become free.
@@ -47,7 +50,7 @@ def parse_in_processes(
     context = multiprocessing.get_context("spawn")
     batches = _batches(iter(sentences), batch_size)
     with context.Pool(
-        n_process, initializer=_load, initargs=(str(model_dir), parser_options)
+        n_process, initializer=_load, initargs=(str(model_dir), parser_options, kbest)
     ) as pool:
         for trees in pool.imap(_parse_batch, batches):
             yield from trees
@@ -58,8 +61,8 @@ def _batches(sentences: Iterator[Sentence], size: int) -> Iterator[list[Sentence
         yield batch
 
 
-def _load(model_dir: str, parser_options: dict[str, Any]) -> None:
-    global _PARSER
+def _load(model_dir: str, parser_options: dict[str, Any], kbest: int | None = None) -> None:
+    global _PARSER, _KBEST
     from ..grammar.model import ParsingModel
     from .parser import Parser
 
@@ -68,9 +71,17 @@ def _load(model_dir: str, parser_options: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W010]"))
     _PARSER = Parser(ParsingModel.from_disk(model_dir), **parser_options)
+    _KBEST = kbest
 
 
 def _parse_batch(batch: list[Sentence]) -> list[str]:
+    if _KBEST is not None:
+        from .kbest import format_kbest
+
+        return [
+            "" if sentence is None else format_kbest(_PARSER.kbest(*sentence, k=_KBEST))
+            for sentence in batch
+        ]
     return [
         "" if sentence is None else _PARSER.parse(*sentence).tree.pformat() for sentence in batch
     ]

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..chart import ChartPosteriors
-from ..grammar import LPCFG, SymbolTable
+from ..chart.inputs import per_grammar
+from ..grammar import LPCFG
 from ..grammar.symbols import PHRASAL
 from ..trees.transforms import PARENT_SEP, UNARY_SEP
 from ..trees.tree import Tree
@@ -88,40 +89,33 @@ def chart_posteriors_of(
 ) -> np.ndarray:
     """float64[len(spans)]: the posterior of each constituent in one grammar's chart
     (module docstring); labels are matched exactly, function tags included."""
-    posteriors = np.zeros(len(spans))
     if not len(spans) or not chart.has_parse:
-        return posteriors
-    table = _symbol_slots(grammar.symbols)
+        return np.zeros(len(spans))
+    table = _symbol_slots(grammar)
     size = chart.n_words + 1
     n_slots = max(len(table.index), 1)
-    keys = np.full(len(spans), -1, dtype=np.int64)
-    seen: dict[Constituent, int] = {}
-    for position, span in enumerate(spans):
-        copies = seen[span] = seen.get(span, 0) + 1
-        slot = table.index.get((span[0], copies))
-        if slot is not None:
-            keys[position] = (span[1] * size + span[2]) * n_slots + slot
-    known = keys >= 0
-    if not known.any():
-        return posteriors
-    wanted = np.zeros(size * size, dtype=bool)
-    wanted[keys[known] // n_slots] = True
-    cells = chart.item_starts.astype(np.int64) * size + chart.item_ends
-    symbols = chart.item_symbols
-    first, last = table.offsets[symbols], table.offsets[symbols + 1]
-    chosen = np.flatnonzero(wanted[cells] & (last > first))
-    counts = (last - first)[chosen]
-    # every (item, slot it fills) pair of the chosen items
-    owner = np.repeat(chosen, counts)
-    steps = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
-    slots = table.slots[np.repeat(first[chosen], counts) + steps]
-    item_keys = cells[owner] * n_slots + slots
-    targets = np.unique(keys[known])
-    found = np.minimum(np.searchsorted(targets, item_keys), len(targets) - 1)
-    hit = targets[found] == item_keys
-    sums = np.bincount(found[hit], weights=chart.marginals[owner[hit]], minlength=len(targets))
-    posteriors[known] = sums[np.searchsorted(targets, keys[known])]
-    return posteriors
+    rows: dict[tuple[int, int], int] = {}  # the tree's distinct spans
+    wanted: list[int] = []  # each constituent's (span row, slot), flat; -1: unknown label
+    copies: dict[Constituent, int] = {}
+    for span in spans:
+        m = copies[span] = copies.get(span, 0) + 1
+        slot = table.index.get((span[0], m))
+        row = rows.setdefault(span[1:], len(rows))
+        wanted.append(-1 if slot is None else row * n_slots + slot)
+    # The chart items over those spans (one cheap pass over every item), the slots
+    # their labels fill (none for intermediate symbols and tags), a dense (row, slot)
+    # table of their marginals.
+    row_of = np.full(size * size, -1, dtype=np.int32)
+    row_of[[start * size + end for start, end in rows]] = np.arange(len(rows), dtype=np.int32)
+    item_rows = np.take(row_of, chart.item_starts * np.int32(size) + chart.item_ends)
+    chosen = np.flatnonzero(item_rows >= 0)
+    slots = table.slots[chart.item_symbols[chosen]]
+    filled = slots >= 0
+    flat = item_rows[chosen].astype(np.int64)[:, None] * n_slots + slots
+    weights = np.broadcast_to(chart.marginals[chosen][:, None], slots.shape)
+    table_values = np.bincount(flat[filled], weights=weights[filled], minlength=len(rows) * n_slots)
+    keys = np.array(wanted, dtype=np.int64)
+    return np.where(keys >= 0, table_values[np.maximum(keys, 0)], 0.0)
 
 
 def mean_chart_posteriors(
@@ -158,16 +152,14 @@ def marginal_posteriors_of(
 
 @dataclass(frozen=True)
 class _Slots:
-    """The bracket slots (category, copies) each symbol fills, in CSR form.
+    """The bracket slots (label, copies) each symbol fills.
 
     index (dict): (label, m) -> slot id, for "at least m brackets label over the span".
-    offsets (np.ndarray): int64[S+1]; the slots of symbol a are
-        ``slots[offsets[a]:offsets[a + 1]]`` (none for symbols that are no brackets).
-    slots (np.ndarray): int64[...].
+    slots (np.ndarray): int64 (S, W): the slots of symbol a, padded with -1 (all -1
+        for the symbols that are no brackets: intermediate symbols, tags, TOP).
     """
 
     index: dict[tuple[str, int], int]
-    offsets: np.ndarray
     slots: np.ndarray
 
 
@@ -180,21 +172,21 @@ def _fills(chain: Sequence[str]) -> list[tuple[str, int]]:
     return [(label, m) for label in dict.fromkeys(chain) for m in range(1, chain.count(label) + 1)]
 
 
-@functools.lru_cache(maxsize=64)
-def _symbol_slots(symbols: SymbolTable) -> _Slots:
+@per_grammar
+def _symbol_slots(grammar: LPCFG) -> _Slots:
+    symbols = grammar.symbols
     index: dict[tuple[str, int], int] = {}
-    counts = np.zeros(len(symbols), dtype=np.int64)
-    slots: list[int] = []
     kinds = symbols.kind_codes
-    for symbol, name in enumerate(symbols.names):
-        if kinds[symbol] != PHRASAL:
-            continue
-        filled = _fills(_chain(name))
-        counts[symbol] = len(filled)
-        slots.extend(index.setdefault(slot, len(index)) for slot in filled)
-    offsets = np.zeros(len(symbols) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return _Slots(index, offsets, np.array(slots, dtype=np.int64))
+    filled = [
+        [index.setdefault(slot, len(index)) for slot in _fills(_chain(name))]
+        if kinds[symbol] == PHRASAL
+        else []
+        for symbol, name in enumerate(symbols.names)
+    ]
+    slots = np.full((len(filled), max(map(len, filled), default=0) or 1), -1, dtype=np.int64)
+    for symbol, found in enumerate(filled):
+        slots[symbol, : len(found)] = found
+    return _Slots(index, slots)
 
 
 @functools.lru_cache(maxsize=64)

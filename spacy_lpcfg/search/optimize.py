@@ -429,7 +429,8 @@ def _fit_default(train, params) -> ParsingModel:
     """``train``'s default recipe (``recipes.DEFAULT_RECIPE``), its labeller left to
     the last step (as for every finalist whose grammars strip function tags)."""
     spec = DEFAULT_RECIPE.transform_spec(params["scheme"], params["language"])
-    return DEFAULT_RECIPE.make_estimator(spec, params["language"]).fit(train).model_
+    estimator: Any = DEFAULT_RECIPE.make_estimator(spec, params["language"])
+    return estimator.fit(train).model_
 
 
 def _fit_combined(base_spec: TransformSpec, train, params) -> ParsingModel:
