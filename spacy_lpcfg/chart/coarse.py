@@ -33,7 +33,7 @@ from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.symbols import PRETERMINAL
 from .inputs import lexical_arrays, per_grammar
-from .scaled import EMPTY, FAST_MATH, times_pow2
+from .scaled import EMPTY, FAST_MATH, HELPER, KERNEL, times_pow2
 
 # Values below 2**FLUSH times their cell's largest are set to zero, and so are split
 # points whose scale is below 2**FLUSH of the best one. Such items cannot matter for
@@ -153,7 +153,7 @@ def coarse_posteriors(grammar: LPCFG, lexical: LexicalScores) -> CoarsePosterior
     return CoarsePosteriors(posteriors, log_abs_z, math.copysign(1.0, z_mantissa))
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _store_cells(accumulator, top, n_cells, width, chart, exponents, nonzero):
     """Normalise each cell x (max |value| in [0.5, 1)) of accumulator[:, :n_cells] and
     write it to chart[width, :, x] with exponent top[x] + shift."""
@@ -176,7 +176,7 @@ def _store_cells(accumulator, top, n_cells, width, chart, exponents, nonzero):
         exponents[width, x] = top[x] + shift
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _align(exponents_1, exponents_2, n_offsets, n_cells, top, factors):
     """Per cell x: top[x] = max over offsets d of exponents_1[d, x] + exponents_2[d, x],
     factors[d, x] = 2**(that sum - top[x]) (0 for empty cells)."""
@@ -192,7 +192,7 @@ def _align(exponents_1, exponents_2, n_offsets, n_cells, top, factors):
                 factors[d, x] = 0.0 if shift < FLUSH else math.ldexp(1.0, shift)
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _unary_closure(accumulator, n_cells, unary_rules, unary_weights, unary_by_parent, order,
                    downward):  # fmt: skip
     """Inside (upward, children first) or outside (downward, parents first) unary sums."""
@@ -208,7 +208,7 @@ def _unary_closure(accumulator, n_cells, unary_rules, unary_weights, unary_by_pa
                     accumulator[p, x] += w * accumulator[c, x]
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _split_range(nonzero, width, first_width, n_splits, from_end, first, last, s):
     """first[s], last[s]: the smallest and largest split d in [1, n_splits] whose row
     nonzero[first_width + d, s] (or nonzero[width - d, s] when from_end) is set;
@@ -252,7 +252,7 @@ def _move_into(target, source):
         source[t] = 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _merge_tags(pair_offsets, pair_tags, pair_weights, width_one, merged):
     """merged[p, x] = sum of w * width_one[t, x] over the (t, w) of pair p: the
     preterminal children of its rules, summed once per sentence."""
@@ -271,7 +271,7 @@ def _triangle(d, n_cells):
     return (d - 1) * n_cells - (d - 1) * d // 2
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _add_splits(sums, first, last, n_cells, accumulator, s):
     """accumulator[s, x] += sum over splits d of sums[s, (d - 1) * n_cells + x], for the
     splits first[s]..last[s] that were written; those entries are zeroed again."""
@@ -285,7 +285,7 @@ def _add_splits(sums, first, last, n_cells, accumulator, s):
     last[s] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
                    left_pairs, left_offsets, left_tags, left_weights,
                    right_pairs, right_offsets, right_tags, right_weights,
@@ -293,8 +293,7 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
                    lex_positions, lex_tags, lex_values):  # fmt: skip
     """RETURNS (chart float64 (n+1, S, n+1) [width, symbol, start], exponents int64 (n+1, n+1)
     [width, start])."""
-    # Constants passed to jitted helpers as typed values, not literals (chart.scaled).
-    zero, no, yes = np.int64(0), np.bool_(False), np.bool_(True)
+    zero = np.int64(0)  # not a literal: one _split_range for any first width (chart.scaled)
     chart = np.zeros((n + 1, n_symbols, n + 1))
     exponents = np.full((n + 1, n + 1), EMPTY, np.int64)
     nonzero = np.zeros((n + 1, n_symbols), np.bool_)
@@ -330,16 +329,20 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
                     shifted[d, x] = exponents[width - d, x + d]
             _align(exponents, shifted, width, n_cells, top, factors)
             for s in range(n_symbols):
-                _split_range(nonzero, width, zero, n_splits, no, first_left, last_left, s)
+                _split_range(nonzero, width, zero, n_splits, False, first_left, last_left, s)
                 for d in range(first_left[s], last_left[s] + 1):
                     base = (d - 1) * n_cells
                     _set_products(left[s, base : base + n_cells], chart[d, s, :n_cells],
                                   factors[d, :n_cells])  # fmt: skip
-                _split_range(nonzero, width, zero, n_splits, yes, first_right, last_right, s)
+                _split_range(nonzero, width, zero, n_splits, True, first_right, last_right, s)
                 for d in range(first_right[s], last_right[s] + 1):
                     base = (d - 1) * n_cells
-                    for x in range(n_cells):  # a loop, not a slice copy (as scaled.grow)
-                        right[s, base + x] = chart[width - d, s, d + x]
+                    target = right[s, base : base + n_cells]
+                    source = chart[width - d, s, d : d + n_cells]
+                    # A loop over 1-d views, not a slice copy: that would make numba
+                    # compile its error message (chart.scaled); as fast.
+                    for x in range(n_cells):
+                        target[x] = source[x]
             for r in range(rules_by_left.shape[0]):
                 b = rules_by_left[r, 1]
                 c = rules_by_left[r, 2]
@@ -383,7 +386,7 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
             unary_weights,
             unary_by_parent,
             unary_parent_order,
-            no,
+            False,
         )
         _store_cells(accumulator, top, n_cells, width, chart, exponents, nonzero)
         if width == 1:
@@ -392,7 +395,7 @@ def _coarse_inside(n, n_symbols, rules_by_left, weights_by_left,
     return chart, exponents
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
                     left_pairs, left_offsets, left_tags, left_weights,
                     right_pairs, right_offsets, right_tags, right_weights,
@@ -410,7 +413,8 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
     say) are skipped: no derivation uses them, so their outside is never needed
     (with signed weights an inside row that cancels to exactly zero is treated alike).
     """
-    # Constants passed to jitted helpers as typed values, not literals (chart.scaled).
+    # Not literals (as in _coarse_inside): _tag_targets runs once per sentence, one
+    # compiled version serves both sides.
     zero, no, yes = np.int64(0), np.bool_(False), np.bool_(True)
     n_symbols = inside.shape[1]
     outside = np.zeros((n + 1, n_symbols, n + 1))
@@ -481,7 +485,7 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
                         shift = parent + sibling - top[y + d]
                         right_factors[d, y] = 0.0 if shift < FLUSH else math.ldexp(1.0, shift)
             for s in range(n_symbols):
-                _split_range(outside_nonzero, width, width, n_splits, no,
+                _split_range(outside_nonzero, width, width, n_splits, False,
                              first_parent, last_parent, s)  # fmt: skip
                 for d in range(first_parent[s], last_parent[s] + 1):
                     base, count = _triangle(d, n_cells), n_cells - d
@@ -490,13 +494,19 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
                                   left_factors[d, :count])  # fmt: skip
                     _set_products(parents_right[s, base : base + count], parent,
                                   right_factors[d, :count])  # fmt: skip
-                _split_range(inside_nonzero, width, zero, n_splits, no,
+                _split_range(inside_nonzero, width, zero, n_splits, False,
                              first_sibling, last_sibling, s)  # fmt: skip
                 for d in range(first_sibling[s], last_sibling[s] + 1):
                     base, count = _triangle(d, n_cells), n_cells - d
-                    for y in range(count):  # loops, not slice copies (as scaled.grow)
-                        siblings_left[s, base + y] = inside[d, s, width + y]
-                        siblings_right[s, base + y] = inside[d, s, y]
+                    # Loops over 1-d views, not slice copies (as in _coarse_inside).
+                    target = siblings_left[s, base : base + count]
+                    source = inside[d, s, width : width + count]
+                    for y in range(count):
+                        target[y] = source[y]
+                    target = siblings_right[s, base : base + count]
+                    source = inside[d, s, :count]
+                    for y in range(count):
+                        target[y] = source[y]
             for r in range(rules_by_parent.shape[0]):
                 a = rules_by_parent[r, 0]
                 if first_parent[a] > last_parent[a]:
@@ -565,7 +575,7 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
             unary_weights,
             unary_by_parent,
             unary_parent_order,
-            yes,
+            True,
         )
         _store_cells(accumulator, top, n_cells, width, outside, exponents, outside_nonzero)
         for x in range(n_cells):
@@ -579,7 +589,7 @@ def _coarse_outside(n, root, rules_by_parent, weights_by_parent,
     return posteriors
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _tag_targets(pairs, pair_offsets, pair_tags, pair_weights, tag_on_right,
                  first_parent, last_parent, first_sibling, last_sibling, parents, siblings,
                  inside_nonzero, n_cells, merged, accumulator):  # fmt: skip

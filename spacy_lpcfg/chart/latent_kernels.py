@@ -22,12 +22,12 @@ from numba import njit
 
 from .mask_scan import masked_members
 from .one_state_kernels import _pop_split
-from .scaled import EMPTY, FAST_MATH, accumulate, grow, normalise, times_pow2
+from .scaled import EMPTY, FAST_MATH, HELPER, KERNEL, accumulate, grow, normalise, times_pow2
 
 NO_ITEM = -1
 
 
-@njit(cache=True, nogil=True, fastmath=FAST_MATH)
+@njit(**KERNEL, fastmath=FAST_MATH)
 def latent_inside(
     n, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent, binary_parents,
@@ -64,7 +64,7 @@ def latent_inside(
     item_ends = np.empty(256, np.int32)
     item_offsets = np.empty(256, np.int64)
     exponents = np.empty(256, np.int64)
-    values = np.empty(256 * max_states, np.float64)
+    values = np.empty(256 * max_states)  # float64 written one way (chart.scaled)
     n_items = 0
     n_values = 0
     # Scratch for the cell being built; unary rules read and write it in place.
@@ -290,7 +290,7 @@ def _rule_splits(left_starts, right_ends, splits):
     return n_splits
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
                      column_members, parents):  # fmt: skip
     """Fill ``parents`` with the symbols with binary rules that the mask allows over
@@ -310,7 +310,7 @@ def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_of
     return n_parents
 
 
-@njit(cache=True, nogil=True, fastmath=FAST_MATH)
+@njit(**KERNEL, fastmath=FAST_MATH)
 def latent_outside(
     n, root, n_states, max_states,
     binary_rules, binary_offsets, binary_weights, binary_by_parent,
@@ -352,13 +352,13 @@ def latent_outside(
     b_start = np.empty(capacity, np.int32)
     b_split = np.empty(capacity, np.int32)
     b_end = np.empty(capacity, np.int32)
-    b_score = np.empty(capacity, np.float64)
+    b_score = np.empty(capacity)
     b_items = np.empty(3 * capacity, np.int32)  # (parent, left, right) per posterior
     n_binary = np.int64(0)  # not a literal 0 (chart.scaled)
     u_rule = np.empty(capacity, np.int32)
     u_start = np.empty(capacity, np.int32)
     u_end = np.empty(capacity, np.int32)
-    u_score = np.empty(capacity, np.float64)
+    u_score = np.empty(capacity)
     u_items = np.empty(2 * capacity, np.int32)  # (parent, child)
     n_unary = np.int64(0)
     for width in range(n, 0, -1):

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from numba import njit
 
+from .scaled import HELPER
 
-@njit(cache=True, nogil=True)
+
+@njit(**HELPER)
 def masked_members(i, j, mask, mask_words, column_offsets, column_members, out):
     """Fill ``out`` with the members (CSR ``column_offsets``, ``column_members``) of the
     columns allowed over (i, j), column by column; RETURNS how many."""

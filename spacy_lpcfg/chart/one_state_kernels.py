@@ -42,10 +42,10 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .mask_scan import masked_members
-from .scaled import EMPTY, add, grow, normalised, times_pow2
+from .scaled import EMPTY, HELPER, KERNEL, add, grow, normalised, times_pow2
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def one_state_inside(
     n, n_symbols,
     binary_rules, binary_weights, binary_parents, group_offsets, group_lefts, group_rules,
@@ -109,14 +109,21 @@ def one_state_inside(
     item_starts = np.empty(n_symbols, np.int32)
     item_ends = np.empty(n_symbols, np.int32)
     exponents = np.empty(n_symbols, np.int64)
-    values = np.empty(n_symbols, np.float64)
+    values = np.empty(n_symbols)  # float64 written one way (chart.scaled)
     n_items = np.int64(0)
     cell_values = np.zeros(n_symbols)
     cell_exponents = np.full(n_symbols, EMPTY, np.int64)
     cell_live = np.zeros(n_symbols, np.bool_)
     touched = np.empty(n_symbols, np.int32)
     parents = np.empty(n_symbols, np.int32)
-    lex_first = np.searchsorted(lex_positions, np.arange(n + 1))
+    # lex_first[p]: the first lexical entry at position p or later (positions increase);
+    # a loop, as np.searchsorted would compile seven functions of numba's own.
+    lex_first = np.empty(n + 1, np.int64)
+    entry = 0
+    for p in range(n + 1):
+        while entry < lex_positions.shape[0] and lex_positions[entry] < p:
+            entry += 1
+        lex_first[p] = entry
     # By decreasing start: every cell starting at j is complete when a cell ending at
     # j is built, so a left-only symbol with no right sibling there is skipped.
     for i in range(n - 1, -1, -1):
@@ -188,7 +195,7 @@ def one_state_inside(
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _context_row(j, n, left_symbols, sibling_offsets, siblings, bits, context):
     """context[j] for the left-only symbols (only ever the left child of a binary rule:
     intermediate symbols, whose name holds their right sibling): an item of one ending
@@ -208,7 +215,7 @@ def _context_row(j, n, left_symbols, sibling_offsets, siblings, bits, context):
         context[j, a] = found
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
                      column_members, context, parents):  # fmt: skip
     """Fill parents with the symbols that have binary rules (column_members lists only
@@ -236,7 +243,7 @@ def _pop_split(word, w):
     return 64 * w + np.int64(trailing_zeros(word)), word & (word - np.uint64(1))
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _binary_cell(i, j, parents, n_parents, binary_rules, binary_weights, group_offsets,
                  group_lefts, group_rules, table, cell_first, bits, values, exponents,
                  cell_values, cell_exponents, cell_live, touched, recording, edges, n_edges,
@@ -293,7 +300,7 @@ def _binary_cell(i, j, parents, n_parents, binary_rules, binary_weights, group_o
     return n_touched, n_edges
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _unary_cell(i, j, unary_rules, unary_weights, unary_by_parent, unary_parent_order,
                 has_mask, mask, columns, context, cell_values, cell_exponents, cell_live,
                 touched, n_touched):  # fmt: skip
@@ -319,7 +326,7 @@ def _unary_cell(i, j, unary_rules, unary_weights, unary_by_parent, unary_parent_
     return n_touched
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _commit_cell(i, j, n_touched, n_items, table, bits, item_symbols, item_starts,
                  item_ends, exponents, values, cell_values, cell_exponents, cell_live,
                  touched):  # fmt: skip
@@ -340,7 +347,7 @@ def _commit_cell(i, j, n_touched, n_items, table, bits, item_symbols, item_start
         bits[1, j, a, i // 64] |= np.uint64(1) << np.uint64(i % 64)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def one_state_outside(
     n, root, binary_rules, binary_weights, group_offsets, group_lefts, group_rules,
     unary_rules, unary_weights, unary_by_parent, unary_parent_order,
@@ -452,7 +459,7 @@ def one_state_outside(
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _unary_outside(i, j, unary_rules, unary_weights, unary_by_parent, unary_parent_order,
                    table, first_item, inside_exponents, inside_values, out_values, out_exponents,
                    z_mantissa, z_exponent, with_rules, posteriors, keys, n_unary):  # fmt: skip
@@ -488,7 +495,7 @@ def _unary_outside(i, j, unary_rules, unary_weights, unary_by_parent, unary_pare
     return n_unary
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _search_edges(i, j, first_item, last_item, binary_rules, group_offsets, group_lefts,
                   group_rules, table, cell_first, bits, item_symbols, out_values,
                   edges):  # fmt: skip
@@ -527,7 +534,7 @@ def _search_edges(i, j, first_item, last_item, binary_rules, group_offsets, grou
     return n_edges
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER)
 def _binary_outside(first_edge, last_edge, edges, binary_weights, inside_exponents,
                     inside_values, out_values, out_exponents, z_mantissa, z_exponent,
                     with_rules, posteriors, keys, n_binary):  # fmt: skip

@@ -17,20 +17,33 @@ calls before its first parse, so the kernels are written to compile once each:
 * a jitted helper compiles once per distinct tuple of argument types, and numba
   types a constant argument (``f(x, 0)``, ``f(x, False)``, ``f(x, EMPTY)``) as a
   literal, a type of its own; so does a counter set to 0 before a loop, for as long
-  as type inference has not seen it change. Such arguments are passed as typed
-  values (``np.int64(0)``, ``np.bool_(False)``), and array arguments keep one
-  dtype, layout and dimension at every call;
+  as type inference has not seen it change (the helper is then compiled for the
+  literal *and* for int64). Such arguments are passed as typed values
+  (``np.int64(0)``, ``np.bool_(True)``), and array arguments keep one dtype, layout
+  and dimension at every call. A literal stays where its specialisation is wanted:
+  the flags that choose a branch in an inner loop of the coarse pass
+  (``_unary_closure``'s direction, ``_split_range``'s side), which numba then folds
+  away;
 * a slice assigned from an array (``a[i:j] = b[k:l]``) makes numba compile the
   formatting of its shape-mismatch error (seconds of string code): rows are
-  copied with loops instead (``grow``).
+  copied with loops instead (``grow``);
+* numba compiles the functions it has for NumPy (``np.empty``, ``np.zeros``, ...)
+  once per argument types *and* per set of jit options of the kernel calling them,
+  and a helper with no ``fastmath`` of its own takes the options of the kernel that
+  happens to compile it first. Helpers therefore state ``fastmath``: the latent
+  kernels' ``FAST_MATH`` for ``normalise`` and ``accumulate`` (their only callers,
+  whose options they always had), none for the others; all share ``KERNEL`` or
+  ``HELPER`` below, and a NumPy allocation is written one way per dtype (float64
+  arrays without a dtype argument).
 
-``tests/chart/test_compile_signatures.py`` checks both after parsing with each
-kind of model.
+``tests/chart/test_compile_signatures.py`` checks these rules on what a process
+compiles to parse with one-state and latent grammars.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -39,6 +52,11 @@ EMPTY = -(1 << 40)  # exponent of a zero; sums of a few stay far from int64 over
 MIN_SHIFT = -1100  # 2.0**MIN_SHIFT underflows to zero in float64
 # Reassociation lets numba vectorise dot products; inf/nan semantics are kept.
 FAST_MATH = {"reassoc", "contract"}
+# The jit options of the chart kernels: KERNEL for those called from Python, HELPER
+# (no Python wrapper to build) for those only called from other kernels. Neither
+# builds a C callback wrapper. See "Compile time" above.
+KERNEL: dict[str, Any] = {"cache": True, "nogil": True, "no_cfunc_wrapper": True}
+HELPER: dict[str, Any] = {**KERNEL, "no_cpython_wrapper": True}
 
 # _POW2[k + 1075] = 2.0**k for k in [-1074, 0], and 0 below: a table lookup is cheaper
 # than ldexp in the inner loops.
@@ -81,7 +99,7 @@ def normalised(value, exponent):
     return mantissa, exponent + shift
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER, fastmath=FAST_MATH)
 def normalise(vector, size):
     """Scale vector[:size] so that max |value| is in [0.5, 1); RETURNS the exponent
     taken out, or EMPTY for a zero vector."""
@@ -100,7 +118,7 @@ def normalise(vector, size):
     return exponent
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER, fastmath=FAST_MATH)
 def accumulate(target, start, size, target_exponent, source, source_exponent):
     """target[start:start+size] (scaled by target_exponent) += source[:size] (scaled by
     source_exponent); RETURNS the new exponent of the (renormalised) target."""
@@ -124,7 +142,7 @@ def accumulate(target, start, size, target_exponent, source, source_exponent):
     return EMPTY if shift == EMPTY else exponent + shift
 
 
-@njit(cache=True, nogil=True)
+@njit(**HELPER, fastmath=False)
 def grow(array, needed):
     """array, or a copy with room for at least `needed` rows (kernels grow scratch
     arrays between cells, never in their inner loops)."""

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import Errors
+from .scaled import KERNEL
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def _crossing(forced: np.ndarray, n: int) -> np.ndarray:
     return crossing
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _cky(span_scores):
     """Max-sum CKY over span scores (n+1, n+1); RETURNS (score, starts, ends) in pre-order."""
     n = span_scores.shape[0] - 1

@@ -18,7 +18,7 @@ from ..grammar import LPCFG, LexicalScores, SymbolTable
 from ..grammar.symbols import PRETERMINAL
 from ..trees.tree import Tree
 from .inputs import Mask, binary_parents, lexical_arrays, mask_arrays
-from .scaled import grow
+from .scaled import KERNEL, grow
 
 LEXICAL, BINARY, UNARY = 0, 1, 2  # back-pointer kinds
 
@@ -91,7 +91,7 @@ def viterbi(grammar: LPCFG, lexical: LexicalScores, mask: Mask = None) -> Deriva
     return Derivation(n, float(score) if len(symbols) else -math.inf, symbols, starts, ends)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _viterbi_kernel(
     n, root, n_states, max_states,
     binary_rules, binary_offsets, log_binary, binary_by_parent, binary_parents,

@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from ..chart import ChartPosteriors, span_cky
+from ..chart.scaled import KERNEL
 from ..grammar import LPCFG, LexicalScores
 from ..trees.transforms import UNARY_SEP
 from ..trees.tree import ROOT_LABEL
@@ -220,7 +221,7 @@ def _all_gains(marginals: np.ndarray, threshold: float, slots: _Slots) -> np.nda
     return gains
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _best_labels(marginals, threshold, slot_offsets, slot_labels, label_offsets, label_slots):
     """Each span's best label and its gain (sum over its slots of P(filled) - threshold).
 

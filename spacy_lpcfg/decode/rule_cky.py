@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from ..chart.inputs import per_grammar
+from ..chart.scaled import KERNEL
 from ..grammar import LPCFG
 from .anchored import AnchoredScores
 from .result import ParseResult
@@ -135,7 +136,7 @@ def _item_ids(scores: AnchoredScores, binary_rows: np.ndarray, unary_rows: np.nd
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def _best_tree(
     n, root, n_items, tag_items, tag_positions, tags, tag_scores,
     binary_items, binary_parents, binary_starts, binary_ends, binary_scores,
