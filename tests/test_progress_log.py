@@ -12,6 +12,8 @@ from spacy_lpcfg.progress import progress, quiet
 
 def test_a_long_step_logs_lines_with_percentage_and_eta(caplog, monkeypatch):
     monkeypatch.setattr(progress_module, "LOG_INTERVAL", 0.05)
+    # the command line's own handler (an earlier test) stops propagation: caplog needs it
+    monkeypatch.setattr(progress_module.LOGGER, "propagate", True)
     with caplog.at_level(logging.INFO, logger="spacy_lpcfg.progress"):
         for _ in progress(range(8), desc="reading", unit="tree"):
             time.sleep(0.03)
@@ -21,6 +23,7 @@ def test_a_long_step_logs_lines_with_percentage_and_eta(caplog, monkeypatch):
 
 
 def test_a_short_step_or_quiet_logs_nothing(caplog, monkeypatch):
+    monkeypatch.setattr(progress_module.LOGGER, "propagate", True)
     with caplog.at_level(logging.INFO, logger="spacy_lpcfg.progress"):
         for _ in progress(range(3), desc="fast", unit="tree"):
             pass  # shorter than LOG_INTERVAL

@@ -839,7 +839,8 @@ class Parser:
             self._warned_unknown_tags = True
         if first:
             scope = " (Warned once per parser; its unknown_tags counts every such token.)"
-            warnings.warn(self.unknown_tags_warning(scope), stacklevel=3)
+            # the caller of parse/kbest: parse -> _checked_words -> here
+            warnings.warn(self.unknown_tags_warning(scope), stacklevel=4)
 
     def _decode(
         self,

@@ -168,6 +168,7 @@ def optimize(
     random_state: int = 0,
     holdout: float = SEARCH.holdout,
     search_limit: int | None = None,
+    keep_default_within: float = SEARCH.keep_default_within,
 ) -> OptimizeResult:
     """Choose the recipe and the states on dev (module docstring) and fit the model.
 
@@ -189,6 +190,8 @@ def optimize(
     search_limit (int | None): search on about this many training trees, spread
         evenly over the treebank (every k-th tree): for treebanks too large to fit
         every candidate on (None: all). The finalists are fitted on all.
+    keep_default_within (float): dev F1 points a finalist must beat ``train``'s
+        default recipe by to be chosen over it.
     RETURNS (OptimizeResult): the model and the recipe.
     """
     check_search_options(
@@ -245,6 +248,7 @@ def optimize(
         finals, best = _final_stage(
             search, best_spec, specs[0], train, dev, params, n_models, noise_scale, trace, deadline
         )
+        best = _unless_within_noise(best, keep_default_within)
     finally:
         trace.close()
     f1, model, choice = best
@@ -412,15 +416,16 @@ def _final_stage(
         if best is None or f1 > best[0]:
             best = (f1, model, choice)
     assert best is not None  # the first finalist is always scored
-    return scores, _unless_within_noise(best, default)
+    return scores, (best, default)
 
 
-def _unless_within_noise(best, default):
+def _unless_within_noise(pair, margin: float):
     """The best finalist, or train's default recipe when the best beats it on dev by
-    less than ``SEARCH.keep_default_within`` F1: a few hundred dev trees cannot tell
-    such finalists apart (BENCHMARKS.md "optimize: ptb_sample": a dev winner by a
-    fraction of a point has scored below the default on test)."""
-    if default is None or best[0] - default[0] >= SEARCH.keep_default_within:
+    less than ``margin`` F1: a few hundred dev trees cannot tell such finalists apart
+    (BENCHMARKS.md "optimize: ptb_sample": a dev winner by a fraction of a point has
+    scored below the default on test)."""
+    best, default = pair
+    if default is None or best[0] - default[0] >= margin:
         return best
     return default
 
