@@ -534,41 +534,35 @@ class Parser:
         self, words: list[str], tags: Sequence[str | None] | None, k: int, start: float
     ) -> list[Parse]:
         """The k best parses over the first pruning attempt whose chart has a parse."""
-        lexicals, coarse_lexical = self._lexicals(words, tags, start)
-        if len(words) > self.max_length:
-            return [self._flat(words, coarse_lexical, "too_long")]
-        for scale, fallback, first in self._attempts(len(words), coarse_lexical):
-            start = time.perf_counter()
-            pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
-            self._add("seconds", "pruning", time.perf_counter() - start)
-            if pruned.mask is None:
+
+        def build(lexicals: list[LexicalScores], mask: np.ndarray) -> list[Parse] | None:
+            chart = inside_outside(self.grammar, lexicals[0], mask, rule_posteriors=True)
+            return self._kbest_parses(words, lexicals[0], chart, k) if chart.has_parse else None
+
+        parses, fallback = self._first_found(words, tags, build)
+        if parses is None:  # too long, or no attempt parsed: the flat tree
+            _, coarse_lexical = self._lexicals(words, tags, start)
+            return [self._flat(words, coarse_lexical, fallback)]
+        if fallback:
+            self._add("fallbacks", fallback)
+        return [dataclasses.replace(parse, fallback=fallback) for parse in parses]
+
+    def _kbest_parses(self, words: list[str], lexical, chart, k: int) -> list[Parse] | None:
+        """The k best distinct trees of a chart in treebank labels (None: none)."""
+        parses: list[Parse] = []
+        seen: set[str] = set()
+        for result in kbest_results(self.grammar, lexical, chart, self.decoder):
+            tree = self.pipeline.invert(result.to_tree(words))
+            key = tree.pformat()
+            if key in seen:  # another tree of the grammar, the same once inverted
                 continue
-            start = time.perf_counter()
-            chart = inside_outside(self.grammar, lexicals[0], pruned.mask, rule_posteriors=True)
-            self._add("seconds", "chart", time.perf_counter() - start)
-            if not chart.has_parse:
-                continue
-            start = time.perf_counter()
-            results = kbest_results(self.grammar, lexicals[0], chart, self.decoder)
-            parses: list[Parse] = []
-            seen: set[str] = set()
-            for result in results:
-                tree = self.pipeline.invert(result.to_tree(words))
-                key = tree.pformat()
-                if key in seen:  # another tree of the grammar, the same once inverted
-                    continue
-                seen.add(key)
-                parses.append(
-                    Parse(tree, fallback, score=float(result.score), **self._scores(tree, [chart]))
-                )
-                if len(parses) == k:
-                    break
-            self._add("seconds", "decode", time.perf_counter() - start)
-            if parses:
-                if fallback:
-                    self._add("fallbacks", fallback)
-                return parses
-        return [self._flat(words, coarse_lexical, "flat")]
+            seen.add(key)
+            parses.append(
+                Parse(tree, None, score=float(result.score), **self._scores(tree, [chart]))
+            )
+            if len(parses) == k:
+                break
+        return parses or None
 
     def _add(self, statistic: str, key: str, amount: float = 1) -> None:
         """Add ``amount`` to ``self.<statistic>[key]`` (seconds or fallbacks)."""
