@@ -31,6 +31,7 @@ retokenising afterwards leaves the span group's offsets stale.
 import dataclasses
 import inspect
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,9 @@ from ..errors import Errors, GrammarError, Warnings, excerpt
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
 from .docs import (
+    LOG_LIKELIHOODS_KEY,
     PARSE_STRING_LABELS,
+    SCORES_KEY,
     SPANS_KEY,
     TokenNormalizer,
     doc_trees,
@@ -135,7 +138,7 @@ def make_lpcfg_parser(
     directory it was first made from, which may be gone or, relative to another
     working directory, another model.
     """
-    return LPCFGParser(
+    component = LPCFGParser(
         nlp.vocab,
         name,
         check_model=not rebuilding_saved_pipeline(nlp, name),
@@ -154,6 +157,8 @@ def make_lpcfg_parser(
         parse_string_labels=parse_string_labels,
         scorer=scorer,
     )
+    component._pipeline = weakref.ref(nlp)
+    return component
 
 
 @dataclass(frozen=True)
@@ -164,12 +169,17 @@ class SentenceParse:
     leaves (list[int]): token indices of its words (whitespace tokens left out).
     tree (Tree): the parse in treebank labels, rooted at TOP, over those words.
     fallback (str | None): the parser fallback used, if any.
+    posteriors (tuple[float, ...] | None): each constituent's posterior, in the order
+        of ``tree_constituents(tree)`` (``Parse.span_posteriors``); None: not known.
+    log_likelihood (float | None): the sentence's ``Parse.log_likelihood``.
     """
 
     index: int
     leaves: list[int]
     tree: Tree
     fallback: str | None
+    posteriors: tuple[float, ...] | None = None
+    log_likelihood: float | None = None
 
 
 class LPCFGParser(Pipe):
@@ -296,6 +306,8 @@ class LPCFGParser(Pipe):
         self._warned_language = False
         self._scored_model: object = None  # the model last scored (W503)
         self._warned_scoring = False
+        # The pipeline whose config says what the model is (``_describe_model``).
+        self._pipeline: Callable[[], Language | None] = _no_pipeline
         install_extensions()
 
     # The grammar ---------------------------------------------------------------
@@ -325,6 +337,24 @@ class LPCFGParser(Pipe):
         self._normalizer = None
         self._missing_copy = None
         self._check_language(model)
+        self._describe_model(model)
+
+    def _describe_model(self, model: "ParsingModel") -> None:
+        """Make the pipeline's config say what a model read from a directory is (its
+        estimator, transforms and function labeller, ``pipeline.described``) instead of
+        that directory's path and the settings of an estimator that never ran: a saved
+        pipeline carries its own copy. (spaCy has no public way for a component to
+        change its config: this edits the Language's record of it.)"""
+        nlp = self._pipeline()
+        if self.model_path is None or nlp is None:
+            return  # fitted from the configured estimator: the config says so already
+        config = next(
+            (nlp.get_pipe_config(name) for name, pipe in nlp.pipeline if pipe is self), None
+        )
+        if config is not None:
+            from .described import model_settings
+
+            config.update(model_settings(model))
 
     def _check_language(self, model: "ParsingModel") -> None:
         """Warn (once per component) that the model was trained on another language
@@ -439,6 +469,8 @@ class LPCFGParser(Pipe):
         RAISES ValueError: no training trees, trees without tags, or a dev_corpus for
             an estimator that does not use dev trees.
         """
+        if nlp is not None:
+            self._pipeline = weakref.ref(nlp)
         if self.model_path is not None:
             from ..grammar.model import ParsingModel
 
@@ -574,7 +606,17 @@ class LPCFGParser(Pipe):
                 if tags is not None and not any(tags):
                     tags = None
                 parse = parser.parse(words, tags)
-                sentences.append(SentenceParse(index, leaves, parse.tree, parse.fallback))
+                posteriors = parse.span_posteriors
+                sentences.append(
+                    SentenceParse(
+                        index,
+                        leaves,
+                        parse.tree,
+                        parse.fallback,
+                        None if posteriors is None else tuple(p for *_, p in posteriors),
+                        parse.log_likelihood,
+                    )
+                )
             out.append(sentences)
         return out
 
@@ -584,10 +626,18 @@ class LPCFGParser(Pipe):
         for doc, sentences in zip(docs, parses):
             spans = []
             fallbacks = []
+            scores: list[float | None] = []
+            log_likelihoods = []
             for sentence in sentences:
                 leaves = sentence.leaves
-                for label, start, end in tree_constituents(sentence.tree):
+                constituents = tree_constituents(sentence.tree)
+                for label, start, end in constituents:
                     spans.append(Span(doc, leaves[start], leaves[end - 1] + 1, label=label))
+                posteriors = sentence.posteriors
+                known = posteriors is not None and len(posteriors) == len(constituents)
+                scores.extend(posteriors if known else [None] * len(constituents))
+                if sentence.log_likelihood is not None:
+                    log_likelihoods.append([leaves[0], leaves[-1] + 1, sentence.log_likelihood])
                 if self.write_tags != "never":
                     overwrite = self.write_tags == "overwrite"
                     for i, tag in zip(leaves, sentence.tree.tags()):
@@ -596,6 +646,10 @@ class LPCFGParser(Pipe):
                 if sentence.fallback:
                     fallbacks.append((sentence.index, sentence.fallback))
             attrs = group_attrs(scheme, fallbacks, self.parse_string_labels)
+            if any(score is not None for score in scores):
+                attrs[SCORES_KEY] = scores
+            if log_likelihoods:
+                attrs[LOG_LIKELIHOODS_KEY] = log_likelihoods
             doc.spans[self.spans_key] = SpanGroup(
                 doc, name=self.spans_key, spans=spans, attrs=attrs
             )
@@ -664,7 +718,12 @@ class LPCFGParser(Pipe):
         # The parser and normaliser are rebuilt from the model on first use.
         state = dict(self.__dict__)
         state["_parser"] = state["_normalizer"] = None
+        state["_pipeline"] = _no_pipeline  # a weak reference does not pickle
         return _unpickle_parser, (type(self), state)
+
+
+def _no_pipeline() -> None:
+    return None
 
 
 def _unpickle_parser(cls: type, state: dict) -> LPCFGParser:

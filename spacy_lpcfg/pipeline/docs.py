@@ -6,7 +6,11 @@ treebank label (``NP-SBJ``); a unary chain gives several spans at the same
 offsets, outermost first; the ``TOP`` root and the preterminals are not spans
 (POS tags are in ``token.tag_``). The group's ``attrs`` mark it as ours
 (``{"lpcfg": 1}``), name the label scheme of its labels and list the sentences
-that needed a parser fallback. Whitespace tokens (``token.is_space``) are not
+that needed a parser fallback. A parsed Doc's group also has, where the model
+gives them, ``attrs["scores"]``: each span's posterior (None where unknown), in
+the group's order, as spaCy's ``spancat`` keeps its scores; and
+``attrs["log_likelihoods"]``: ``[start, end, log_likelihood]`` per sentence
+(token offsets of its first word and past its last). Whitespace tokens (``token.is_space``) are not
 leaves of any tree; they stay inside the spans around them.
 
 The same layout serves gold docs (``tree_to_doc``, used by the converter and the
@@ -31,6 +35,8 @@ GROUP_MARKER = "lpcfg"  # attrs key marking a span group of constituents; value 
 PARSE_STRING_LABELS_KEY = "parse_string_labels"
 PARSE_STRING_LABELS = ("category", "full")
 GROUP_VERSION = 1
+SCORES_KEY = "scores"  # attrs key: each span's posterior (spancat's name for its scores)
+LOG_LIKELIHOODS_KEY = "log_likelihoods"  # attrs key: [start, end, value] per sentence
 MISSING_TAG = "XX"  # tag of a leaf without token.tag_ where one is needed (scoring)
 
 # Raw spellings of a token -> its spellings in treebanks, most common first. A

@@ -16,6 +16,14 @@ travels with the Doc through ``DocBin``, ``Doc.to_bytes``, ``spacy apply`` and
 ``Span._.constituents``     pre-order iterator: the span, its phrases and its tokens
 ``Span._.children``         iterator of child phrases and of the tokens directly below
 ``Span._.parent``           the lowest phrase strictly containing the span, or None
+``Span._.score``            the constituent's posterior: the probability, under the
+                            distribution the parser decoded from, that the sentence's tree
+                            has this bracket (its own label for a span from the group, the
+                            outermost of the chain otherwise; ``decode.scores``); None when
+                            the model gives none (a fallback parse, a word under no phrase)
+``Span._.scores``           the posteriors of ``labels``, one each
+``Span._.log_likelihood``   for a parsed sentence, its log-likelihood under the model
+                            (``Parse.log_likelihood``); None for other spans
 ``Token._.*``               the same for ``doc[i : i + 1]`` (labels, full_labels,
                             function_labels, parse_string, parent)
 ==========================  ===============================================================
@@ -47,7 +55,14 @@ from spacy.tokens import Doc, Span, SpanGroup, Token
 from ..errors import NonConstituentException, NotParsedError, Warnings
 from ..trees.brackets import escape_word  # PTB escapes in parse strings, as benepar writes them
 from ..trees.labels import LabelScheme, get_scheme
-from .docs import GROUP_MARKER, MISSING_TAG, PARSE_STRING_LABELS_KEY, SPANS_KEY
+from .docs import (
+    GROUP_MARKER,
+    LOG_LIKELIHOODS_KEY,
+    MISSING_TAG,
+    PARSE_STRING_LABELS_KEY,
+    SCORES_KEY,
+    SPANS_KEY,
+)
 
 Offsets = tuple[int, int]
 
@@ -64,6 +79,8 @@ class ParseIndex:
     children (dict): (start, end) -> offsets of its child phrases, in order.
     token_parents (dict): token index -> offsets of the lowest phrase longer than one
         token that contains it.
+    scores (dict): (start, end) -> the posteriors of the chain's labels (None: unknown).
+    log_likelihoods (dict): (start, end) of a parsed sentence -> its log-likelihood.
     """
 
     group: SpanGroup
@@ -73,6 +90,8 @@ class ParseIndex:
     parents: dict[Offsets, Offsets | None]
     children: dict[Offsets, list[Offsets]]
     token_parents: dict[int, Offsets]
+    scores: dict[Offsets, tuple[float | None, ...]]
+    log_likelihoods: dict[Offsets, float]
 
 
 # One index per Doc, dropped with the Doc. A module-level cache rather than
@@ -105,10 +124,15 @@ def parse_index(doc: Doc) -> ParseIndex:
 def _build_index(group: SpanGroup) -> ParseIndex:
     doc = group.doc
     chains: dict[Offsets, list[str]] = {}
-    for span in group:
+    scores: dict[Offsets, list[float | None]] = {}
+    given = group.attrs.get(SCORES_KEY)
+    if not isinstance(given, list) or len(given) != len(group):
+        given = [None] * len(group)  # none, or the group changed since it was parsed
+    for span, score in zip(group, given):
         offsets = _trim(doc, span.start, span.end)  # the parser writes them trimmed; others may not
         if offsets[0] < offsets[1]:
             chains.setdefault(offsets, []).append(span.label_)
+            scores.setdefault(offsets, []).append(score)
     # Outer phrases first; a stable sort keeps a user-reordered group usable.
     order = sorted(chains, key=lambda offsets: (offsets[0], -offsets[1]))
     parents: dict[Offsets, Offsets | None] = {}
@@ -129,7 +153,21 @@ def _build_index(group: SpanGroup) -> ParseIndex:
                 token_parents[token] = offsets
     scheme = get_scheme(group.attrs.get("scheme", "penn"))
     frozen = {offsets: tuple(labels) for offsets, labels in chains.items()}
-    return ParseIndex(group, len(group), scheme, frozen, parents, children, token_parents)
+    log_likelihoods = {
+        (int(start), int(end)): float(value)
+        for start, end, value in group.attrs.get(LOG_LIKELIHOODS_KEY, ())
+    }
+    return ParseIndex(
+        group,
+        len(group),
+        scheme,
+        frozen,
+        parents,
+        children,
+        token_parents,
+        {offsets: tuple(values) for offsets, values in scores.items()},
+        log_likelihoods,
+    )
 
 
 def _trim(doc: Doc, start: int, end: int) -> Offsets:
@@ -179,6 +217,24 @@ def get_labels(span: Span) -> tuple[str, ...]:
 def get_function_labels(span: Span) -> tuple[str, ...]:
     scheme = _scheme(span)
     return tuple("-".join(scheme.functions(label)) for label in get_full_labels(span))
+
+
+def get_scores(span: Span) -> tuple[float | None, ...]:
+    index, offsets = _locate(span)
+    return index.scores.get(offsets, ()) if offsets else ()
+
+
+def get_score(span: Span) -> float | None:
+    index, offsets = _locate(span)
+    if offsets is None or offsets not in index.chains:
+        return None
+    chain, scores = index.chains[offsets], index.scores[offsets]
+    position = chain.index(span.label_) if span.label_ in chain else 0
+    return scores[position]
+
+
+def get_log_likelihood(span: Span) -> float | None:
+    return parse_index(span.doc).log_likelihoods.get(_trim(span.doc, span.start, span.end))
 
 
 def _scheme(span: Span) -> LabelScheme:
@@ -301,6 +357,9 @@ SPAN_GETTERS = {
     "children": get_children,
     "parent": get_parent,
     "tree": get_tree,
+    "score": get_score,
+    "scores": get_scores,
+    "log_likelihood": get_log_likelihood,
 }
 TOKEN_GETTERS = {
     "labels": get_token_labels,

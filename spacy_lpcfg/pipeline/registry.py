@@ -335,16 +335,27 @@ def make_function_labeller(
 
 @registry.misc("spacy_lpcfg.CombinedEstimator.v1")
 def make_combined_estimator(
-    estimators: list[Any],
+    *estimators: Any,
     member_transforms: list[dict[str, Any]],
     decoder: str | None = None,
 ) -> "CombinedEstimator":
     """Estimators fitted apart on their own transforms and decoded together (what
     ``spacy-lpcfg combine`` does with models trained apart). The component's
     ``transforms`` give the settings the members do not (label scheme, head rules...).
+    The members are positional, one block each under ``*`` (as in thinc's
+    ``chain.v1``)::
 
-    estimators (list): the members' estimators, e.g. ``spacy_lpcfg.ClusteringEstimator.v1``
-        blocks ``[components.lpcfg_parser.estimator.estimators.*]``.
+        [components.lpcfg_parser.estimator]
+        @misc = "spacy_lpcfg.CombinedEstimator.v1"
+        member_transforms = [{"binarization": "right"}, {"binarization": "left"}]
+
+        [components.lpcfg_parser.estimator.*.right]
+        @misc = "spacy_lpcfg.ClusteringEstimator.v1"
+
+        [components.lpcfg_parser.estimator.*.left]
+        @misc = "spacy_lpcfg.ClusteringEstimator.v1"
+
+    estimators (Any): the members' estimators, in order.
     member_transforms (list[dict]): per member, binarization / h_markov / v_markov /
         keep_functions.
     decoder (str | None): "product" (the default), "mbr" or "dual".
