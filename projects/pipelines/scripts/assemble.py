@@ -57,6 +57,7 @@ def main() -> None:
     nlp = spacy.blank(args.lang)
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("lpcfg_parser", config={"model": str(args.model)})
+    nlp.initialize()  # reads the model: the config then says what it is, not its path
     nlp.meta.update(
         name=f"lpcfg_{corpus.name}",
         version=args.version,
