@@ -29,6 +29,7 @@ TOP_LEVEL = {
     "progress",
     "defaults",
     "interrupts",
+    "kernel_cache",
 }  # importable anywhere
 
 

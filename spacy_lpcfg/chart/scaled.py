@@ -48,6 +48,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from .. import kernel_cache
+
+kernel_cache.install()  # numba caches the kernels by their place in the package
+
 EMPTY = -(1 << 40)  # exponent of a zero; sums of a few stay far from int64 overflow
 MIN_SHIFT = -1100  # 2.0**MIN_SHIFT underflows to zero in float64
 # Reassociation lets numba vectorise dot products; inf/nan semantics are kept.

@@ -12,6 +12,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .. import kernel_cache
+
+kernel_cache.install()  # numba caches the kernels by their place in the package
+
 _MULTIPLIER = np.int64(0x9E3779B97F4A7C15 - 2**64)  # odd 64-bit constant, wraps
 
 

@@ -30,6 +30,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .. import kernel_cache
+
+kernel_cache.install()  # numba caches the kernels by their place in the package
+
 
 @numba.njit(cache=True)
 def _pairs_by_key(tags, offsets, n_tags, max_distance):
