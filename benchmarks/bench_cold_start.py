@@ -1,26 +1,23 @@
-"""Cold start: a fresh process that loads a model and parses its first sentence.
+"""Cold start: a fresh process that loads a pipeline and parses its first sentence.
 
-Usage: python benchmarks/bench_cold_start.py [--model DIR] [--runs 3] [--write]
+Usage: python benchmarks/bench_cold_start.py [--pipeline NAME] [--runs 3] [--write]
 
-Four timings, each the median of ``runs`` fresh processes (wall and CPU seconds of
-the whole process, interpreter start included):
+Timings, each the median of ``runs`` fresh processes (wall and CPU seconds of the
+whole process, interpreter start included), for an installed pipeline package
+(default ``en_lpcfg_ptb_sample``, built by ``projects/pipelines``: its wheel ships
+the compiled kernels of a first parse and seeds numba's cache with them on import):
 
-* CLI: ``echo SENTENCE | spacy-lpcfg parse MODEL``;
-* spacy.load: ``nlp = spacy.load(PIPELINE); nlp(SENTENCE)`` for a saved pipeline
-  (``spacy.blank("en")`` + ``sentencizer`` + ``lpcfg_parser`` with the model);
+* CLI: ``echo SENTENCE | spacy-lpcfg parse en_lpcfg_ptb_sample``;
+* spacy.load: ``nlp = spacy.load("en_lpcfg_ptb_sample"); nlp(SENTENCE)``;
+* spacy.load, folder: ``spacy.load(<the package's data folder>)``, the same
+  pipeline read as a folder, which never seeds the cache (what a first parse costs
+  without shipped kernels);
 
-each *cold*, with an empty numba cache (``NUMBA_CACHE_DIR`` a new folder: every
-kernel the first parse needs is compiled), and *warm*, in the folder the cold run
-filled (kernels loaded from the cache). The runs are interleaved, so a busy
-machine slows them alike. The model defaults to what ``spacy-lpcfg train
-ptb_sample`` fits (the default combination of four models), trained once into
-``--work`` and reused.
-
-``--pythonpath DIR`` puts DIR first on the processes' PYTHONPATH, to time another
-copy of the package with the same script; ``--baseline DIR`` times such a copy
-(e.g. a checkout before a change, its ``spacy_lpcfg`` inside DIR) as well, in turn
-with this one, and adds its rows to the table. Targets: cold at most 10 s, warm at
-most 2 s.
+each *cold*, with an empty numba cache (``NUMBA_CACHE_DIR`` a new folder), and
+*warm*, in the folder the cold run filled. The runs are interleaved, so a busy
+machine slows them alike. ``--pythonpath DIR`` puts DIR first on the processes'
+PYTHONPATH, to time another copy of spacy_lpcfg; ``--baseline DIR`` times such a
+copy as well, in turn with this one. Targets: cold at most 10 s, warm at most 2 s.
 """
 
 from __future__ import annotations
@@ -96,22 +93,27 @@ def environment(cache_dir: Path, pythonpath: Path | None) -> dict[str, str]:
     return env
 
 
-def build_pipeline(model: Path, target: Path, env: dict[str, str]) -> None:
-    """Save a pipeline of a sentencizer and the parser with ``model`` (in a process of
-    its own, so that this one never imports the package under test)."""
+def package_folder(name: str, env: dict[str, str]) -> Path:
+    """The data folder of an installed pipeline package (found without importing it)."""
     script = (
-        "import spacy, sys\n"
-        "nlp = spacy.blank('en')\n"
-        "nlp.add_pipe('sentencizer')\n"
-        "nlp.add_pipe('lpcfg_parser', config={'model': sys.argv[1]})\n"
-        "nlp.to_disk(sys.argv[2])\n"
+        "import importlib.util, sys; from pathlib import Path\n"
+        "spec = importlib.util.find_spec(sys.argv[1])\n"
+        "print(next(Path(next(iter(spec.submodule_search_locations))).glob('*/config.cfg')).parent)"
     )
-    run([sys.executable, "-c", script, str(model), str(target)], env)
+    found = subprocess.run(
+        [sys.executable, "-c", script, name], env=env, capture_output=True, text=True
+    )
+    if found.returncode:
+        sys.exit(
+            f"{name} is not installed: build it with projects/pipelines "
+            "(spacy project run all) and pip install its wheel"
+        )
+    return Path(found.stdout.strip())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, default=None, help="a model directory")
+    parser.add_argument("--pipeline", default="en_lpcfg_ptb_sample", help="an installed package")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "bench_cold")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sentence", default=SENTENCE)
@@ -123,19 +125,14 @@ def main() -> None:
 
     args.work.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="caches-", dir=args.work))
-    setup_env = environment(scratch / "setup", args.pythonpath)
-    model = args.model
-    if model is None:
-        model = args.work / "model"
-        if not (model / "cfg.json").is_file():
-            print(f"training the default model of ptb_sample into {model} (minutes)")
-            run([*cli_command(), "train", "ptb_sample", str(model)], setup_env)
-    pipeline = scratch / "pipeline"
-    build_pipeline(model.resolve(), pipeline, setup_env)
-
+    folder = package_folder(args.pipeline, environment(scratch / "setup", args.pythonpath))
     cases = {
-        "CLI": ([*cli_command(), "parse", str(model)], args.sentence + "\n"),
-        "spacy.load": ([sys.executable, "-c", SPACY_SCRIPT, str(pipeline), args.sentence], None),
+        "CLI": ([*cli_command(), "parse", args.pipeline], args.sentence + "\n"),
+        "spacy.load": ([sys.executable, "-c", SPACY_SCRIPT, args.pipeline, args.sentence], None),
+        "spacy.load, folder": (
+            [sys.executable, "-c", SPACY_SCRIPT, str(folder), args.sentence],
+            None,
+        ),
     }
     versions = {"this tree": args.pythonpath}
     if args.baseline is not None:
@@ -152,7 +149,7 @@ def main() -> None:
                     results.setdefault((name, version, state), []).append(result)
                     output = result["out"]
                     outputs[name].add(
-                        json.loads(output)["tree"] if name == "spacy.load" else output
+                        json.loads(output)["tree"] if name.startswith("spacy.load") else output
                     )
                     print(f"run {index + 1}: {name} {version} {state}: {result['wall']:.2f} s "
                           f"wall, {result['cpu']:.2f} s CPU", flush=True)  # fmt: skip
@@ -168,7 +165,7 @@ def main() -> None:
         target = COLD_TARGET if state == "cold" else WARM_TARGET
         verdict = "yes" if wall <= target else f"no (+{wall - target:.1f} s)"
         extra = ""
-        if name == "spacy.load":
+        if name.startswith("spacy.load"):
             load = statistics.median(json.loads(r["out"])["load"] for r in runs)
             first = statistics.median(json.loads(r["out"])["parse"] for r in runs)
             extra = f"load {load:.2f} s, first nlp() {first:.2f} s"
@@ -189,21 +186,20 @@ def main() -> None:
         print(f"{name} parse: {next(iter(found))}")
     shutil.rmtree(scratch, ignore_errors=True)
     if args.write:
-        model_name = (
-            "the default model of ptb_sample (`spacy-lpcfg train ptb_sample`: four models combined)"
-            if args.model is None
-            else f"the model {args.model.name}"
-        )
         body = (
             "## Cold start: a fresh process's first parse\n\n"
-            f"`python benchmarks/bench_cold_start.py --runs {args.runs} --write`: "
-            f"{model_name}, "
-            f"one sentence ({args.sentence!r}); CLI = `echo SENTENCE | spacy-lpcfg parse "
-            "MODEL`; spacy.load = `spacy.load(PIPELINE)` then `nlp(SENTENCE)` for a saved "
-            "pipeline (sentencizer + lpcfg_parser). Cold: `NUMBA_CACHE_DIR` a new folder, "
-            "every kernel compiled; warm: the folder the cold run filled. Whole processes "
-            "(CPU s: their own user + system time; the wall time also counts waiting for the "
-            f"cores of a shared machine), median of {args.runs} interleaved runs"
+            f"`python benchmarks/bench_cold_start.py --runs {args.runs} --write`: the "
+            f"installed pipeline package {args.pipeline} (built by projects/pipelines: its "
+            "wheel ships the compiled kernels of a first parse and seeds numba's cache with "
+            f"them when imported), one sentence ({args.sentence!r}). CLI = `echo SENTENCE | "
+            f"spacy-lpcfg parse {args.pipeline}`; spacy.load = `spacy.load"
+            f"(\"{args.pipeline}\")` then `nlp(SENTENCE)`; spacy.load, folder = the same "
+            "pipeline loaded from its data folder, which never seeds the cache (every "
+            "kernel compiled: what the first parse costs without shipped kernels). Cold: "
+            "`NUMBA_CACHE_DIR` a new folder; warm: the folder the cold run filled. Whole "
+            "processes (CPU s: their own user + system time; the wall time also counts "
+            "waiting for the cores of a shared machine), median of "
+            f"{args.runs} interleaved runs"
             + (
                 f", the package as in this tree and as {args.baseline_name}"
                 if args.baseline

@@ -1081,6 +1081,29 @@ def _check_model_dir(model_dir: Path) -> None:
         _fail(f"{model_dir}: no such model directory (train one with 'spacy-lpcfg train')")
 
 
+def _installed_pipeline_model(name: Path) -> Path:
+    """The model of an installed pipeline package named ``name`` (``en_lpcfg_ptb_sample``,
+    as ``spacy.load`` takes it) when no such path exists, else ``name``. The package is
+    imported, as ``spacy.load`` does: one built by projects/pipelines then seeds numba's
+    cache with its compiled kernels (``kernel_cache``), sparing the first parse compiling."""
+    import importlib
+    import importlib.util
+
+    text = str(name)
+    if name.exists() or not text.isidentifier():
+        return name
+    try:
+        spec = importlib.util.find_spec(text)
+    except (ImportError, ValueError):
+        return name
+    folders = [] if spec is None else list(spec.submodule_search_locations or ())
+    models = sorted(Path(folders[0]).glob("*/lpcfg_parser/model")) if folders else []
+    if len(models) != 1:
+        return name
+    importlib.import_module(text)
+    return models[0]
+
+
 def _split_tokens(line: str, tagged: bool) -> tuple[list[str], list[str] | None]:
     """The words of a line of input, and with ``tagged`` the tags of its word/TAG tokens
     (split at the last "/"). RAISES ValueError: a token without a word or tag (its
@@ -1107,7 +1130,9 @@ def _token_column(line: str, position: int) -> int:
 @app.command()
 @guarded
 def parse(
-    model_dir: Path = typer.Argument(..., help="A trained model."),
+    model_dir: Path = typer.Argument(
+        ..., help="A trained model, or an installed pipeline package (en_lpcfg_ptb_sample)."
+    ),
     input_file: Path | None = typer.Argument(
         None,
         help="Tokenised text, one sentence per line (default: stdin).",
@@ -1150,6 +1175,7 @@ def parse(
     """
     from .trees.formats.text import check_encoding
 
+    model_dir = _installed_pipeline_model(model_dir)
     _check_model_dir(model_dir)
     if input_file is not None:
         _check_input_file(input_file)

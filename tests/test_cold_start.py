@@ -1,11 +1,13 @@
-"""An installation in a read-only folder compiles its kernels once, not in every process.
+"""Compiled kernels are compiled once: an installation in a read-only folder does not
+recompile in every process, and a cache travels between installations.
 
-numba caches compiled kernels beside their source (``__pycache__``) when that folder
-is writable, else in a user-wide folder (``$XDG_CACHE_HOME/numba``, by default
-``~/.cache/numba``). These tests copy the package into a folder no process can write
-to, run fresh processes importing it from there (``PYTHONPATH``), and check that the
-compiled kernels land in the user-wide folder and that a second process loads them
-instead of compiling again.
+numba caches the package's kernels (``spacy_lpcfg.kernel_cache``) in its user-wide
+folder (``$XDG_CACHE_HOME/numba``, by default ``~/.cache/numba``) or
+``NUMBA_CACHE_DIR``, under the package version and the module's place in the
+package, never beside the source. These tests copy the package into other folders,
+run fresh processes importing it from there (``PYTHONPATH``), and check where the
+kernels land, that a second process loads them instead of compiling again, and that
+a cache exported from one copy and seeded into an empty folder serves another copy.
 
 Root ignores permission bits, so as root the copy is made read-only with a read-only
 bind mount in a private mount namespace (``unshare``); without one the tests skip.
@@ -156,3 +158,78 @@ def test_read_only_install_compiles_a_first_parse_once(tmp_path, ptb_small):
     assert second["compiled"] == []
     assert second["tree"] == first["tree"]
     assert list((cache_home / "numba").rglob("*.nbi"))
+
+
+SEED_THEN_SPAN_CKY = (
+    "from spacy_lpcfg import kernel_cache; import sys; "
+    + ("print(kernel_cache.seed(sys.argv[1]), file=sys.stderr)\n")
+    + SPAN_CKY
+)
+EXPORT = "import sys; from spacy_lpcfg import kernel_cache; print(kernel_cache.export(sys.argv[1]))"
+
+
+def _copy(tmp_path: Path, where: str) -> Path:
+    site = tmp_path / where / "site"
+    shutil.copytree(PACKAGE, site / "spacy_lpcfg", ignore=shutil.ignore_patterns("__pycache__"))
+    return site
+
+
+def _in(site: Path, cache: Path, script: str, *args: str) -> str:
+    env = dict(os.environ, PYTHONPATH=str(site), NUMBA_CACHE_DIR=str(cache))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=env,
+        cwd=site.parent,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_an_exported_cache_serves_another_installation(tmp_path):
+    first, second = _copy(tmp_path, "one"), _copy(tmp_path, "two/deeper")
+    compiled = json.loads(_in(first, tmp_path / "cache1", SPAN_CKY))
+    assert (compiled["hits"], compiled["misses"]) == (0, 1)
+    assert Path(compiled["cache_path"]).is_relative_to(tmp_path / "cache1")
+    assert int(_in(first, tmp_path / "cache1", EXPORT, str(tmp_path / "shipped"))) >= 2
+
+    seeded = json.loads(
+        _in(second, tmp_path / "cache2", SEED_THEN_SPAN_CKY, str(tmp_path / "shipped"))
+    )
+    assert Path(seeded["package"]).is_relative_to(second)
+    assert Path(seeded["cache_path"]).is_relative_to(tmp_path / "cache2")
+    assert (seeded["hits"], seeded["misses"]) == (1, 0)
+    assert not list(second.rglob("__pycache__/*.nbi"))
+
+
+def test_a_cache_of_other_source_is_compiled_anew_not_used(tmp_path):
+    first, second = _copy(tmp_path, "one"), _copy(tmp_path, "two")
+    _in(first, tmp_path / "cache1", SPAN_CKY)
+    _in(first, tmp_path / "cache1", EXPORT, str(tmp_path / "shipped"))
+    source = second / "spacy_lpcfg" / "chart" / "span_cky.py"
+    source.write_text(source.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    seeded = json.loads(
+        _in(second, tmp_path / "cache2", SEED_THEN_SPAN_CKY, str(tmp_path / "shipped"))
+    )
+    assert (seeded["hits"], seeded["misses"]) == (0, 1)
+
+
+def test_seed_keeps_what_is_there_and_copies_cache_files_only(tmp_path, monkeypatch):
+    from spacy_lpcfg import kernel_cache
+
+    monkeypatch.setattr(kernel_cache, "cache_root", lambda: tmp_path / "root")
+    shipped = tmp_path / "shipped"
+    (shipped / "chart").mkdir(parents=True)
+    (shipped / "chart" / "a.nbi").write_bytes(b"shipped index")
+    (shipped / "chart" / "a.1.nbc").write_bytes(b"shipped data")
+    (shipped / "chart" / "notes.txt").write_text("not a cache file")
+    (shipped / "chart" / "b.nbi").symlink_to(tmp_path / "elsewhere.nbi")
+    (tmp_path / "root" / "chart").mkdir(parents=True)
+    (tmp_path / "root" / "chart" / "a.nbi").write_bytes(b"mine")
+    assert kernel_cache.seed(shipped) == 1
+    assert (tmp_path / "root" / "chart" / "a.nbi").read_bytes() == b"mine"
+    assert (tmp_path / "root" / "chart" / "a.1.nbc").read_bytes() == b"shipped data"
+    assert sorted(p.name for p in (tmp_path / "root" / "chart").iterdir()) == ["a.1.nbc", "a.nbi"]
+    assert kernel_cache.seed(tmp_path / "missing") == 0

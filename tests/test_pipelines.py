@@ -1,7 +1,10 @@
 """The ready pipelines as a user installs them: each wheel built by
 ``projects/pipelines`` (``spacy project run all``) goes into a fresh virtual
 environment with the spacy-lpcfg wheel, and ``spacy.load`` of the installed
-package parses raw text of several sentences: one tree per sentence.
+package parses raw text of several sentences: one tree per sentence. With an empty
+numba cache (``NUMBA_CACHE_DIR`` a new folder) that first parse compiles nothing: the
+package ships the compiled kernels and seeds the cache with them (on a machine with
+the CPU that built it; elsewhere numba compiles them).
 
 Slow, and only for the pipelines built: ``pytest -m slow tests/test_pipelines.py``.
 """
@@ -9,6 +12,7 @@ Slow, and only for the pipelines built: ``pytest -m slow tests/test_pipelines.py
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,10 +31,25 @@ TEXTS = {
 }
 
 PARSE = """
-import json, sys, spacy
+import json, sys
+import numba.core.event as ev
+
+compiled = []
+
+class Listener(ev.Listener):
+    def on_start(self, event):
+        function = event.data["dispatcher"].py_func
+        if function.__module__.startswith("spacy_lpcfg"):
+            compiled.append(function.__qualname__)
+
+    def on_end(self, event):
+        pass
+
+ev.register("numba:compile", Listener())
+import spacy
 nlp = spacy.load(sys.argv[1])
 doc = nlp(sys.argv[2])
-print(json.dumps({"pipes": nlp.pipe_names, "meta": nlp.meta,
+print(json.dumps({"pipes": nlp.pipe_names, "meta": nlp.meta, "compiled": compiled,
                   "trees": [s._.parse_string for s in doc.sents]}))
 """
 
@@ -59,9 +78,11 @@ def test_an_installed_pipeline_parses_each_sentence(venv, tmp_path, name):
     if wheel is None:
         pytest.skip(f"{name} is not built: spacy project run all projects/pipelines ...")
     subprocess.run([venv, "-m", "pip", "install", "-q", str(wheel)], check=True)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty-cache"))
     run = subprocess.run([venv, "-c", PARSE, name, TEXTS[name]], capture_output=True,
-                         text=True, check=True, cwd=tmp_path)  # fmt: skip
+                         text=True, check=True, cwd=tmp_path, env=env)  # fmt: skip
     result = json.loads(run.stdout)
+    assert result["compiled"] == []  # every kernel came with the package
     assert result["pipes"] == ["sentencizer", "lpcfg_parser"]
     assert len(result["trees"]) == 3, result["trees"]
     assert all(tree.startswith("(") and tree.count("(") > 3 for tree in result["trees"])
