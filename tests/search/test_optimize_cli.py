@@ -139,3 +139,31 @@ def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus):
     assert others and others <= set(result.model.lexicon.known_words)
     keeps = any(part.transform.keep_functions for part in result.model.parts)
     assert keeps != (result.model.labeller is not None)  # a labeller where none keeps them
+
+
+def test_optimize_on_a_local_dask_cluster_chooses_as_one_process(optimized, data_dir, tmp_path):
+    """``--scheduler``: two worker processes of a ``dask.distributed.LocalCluster`` score
+    the candidates; every score of the trace, the choice and the model are those of
+    the run in this process."""
+    distributed = pytest.importorskip("distributed")
+    serial_output, serial_recipe = optimized
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        output = tmp_path / "out"
+        result = invoke(
+            "optimize", "ptb_sample", output, "--data-dir", data_dir, *SHORT, "--json",
+            "--scheduler", cluster.scheduler_address,
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    recipe = json.loads(result.stdout)
+
+    def scored(records):
+        return [(r["stage"], r["candidate"], r["dev_f1"]) for r in records]
+
+    assert scored(read_trace(output)) == scored(read_trace(serial_output))
+    keys = ("transform", "finalists", "dev_f1", "trees")
+    assert {k: recipe[k] for k in keys} == {k: serial_recipe[k] for k in keys}
+    assert (output / MODEL_DIR / "cfg.json").read_text() == (
+        serial_output / MODEL_DIR / "cfg.json"
+    ).read_text()
