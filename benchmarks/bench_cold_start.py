@@ -193,7 +193,7 @@ def main() -> None:
             "wheel ships the compiled kernels of a first parse and seeds numba's cache with "
             f"them when imported), one sentence ({args.sentence!r}). CLI = `echo SENTENCE | "
             f"spacy-lpcfg parse {args.pipeline}`; spacy.load = `spacy.load"
-            f"(\"{args.pipeline}\")` then `nlp(SENTENCE)`; spacy.load, folder = the same "
+            f'("{args.pipeline}")` then `nlp(SENTENCE)`; spacy.load, folder = the same '
             "pipeline loaded from its data folder, which never seeds the cache (every "
             "kernel compiled: what the first parse costs without shipped kernels). Cold: "
             "`NUMBA_CACHE_DIR` a new folder; warm: the folder the cold run filled. Whole "

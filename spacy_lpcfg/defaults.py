@@ -205,7 +205,7 @@ cess_esp, 70.29 / 69.61 icepahc; MLE 69.06 / 71.02, 61.91 / 63.78, 69.46 / 70.36
 
 @dataclass(frozen=True)
 class SearchDefaults:
-    """``spacy-lpcfg optimize`` and ``LatentStateSearch`` (DESIGN 7, paper 000 Figure 2):
+    """``spacy-lpcfg optimize`` and ``LatentStateSearch`` (Narayan & Cohen 2016, Figure 2; docs/design/architecture.md, section 7):
     states per symbol from 1 to 32, coarse steps of 5 then +-1..4, a beam of 1, over the
     symbols with at least 100 training nodes, most frequent first; around it, the
     transforms tried (v = 1 or 2, function tags kept or stripped; right binarisation,

@@ -43,14 +43,15 @@ def cache_root() -> Path:
     """The folder this version's kernels are cached in."""
     from numba.core import config
 
-    if config.CACHE_DIR:
-        return Path(config.CACHE_DIR) / FOLDER
+    chosen = getattr(config, "CACHE_DIR", "")  # set from NUMBA_CACHE_DIR when numba loads
+    if chosen:
+        return Path(chosen) / FOLDER
     from numba.misc.appdirs import AppDirs
 
     return Path(AppDirs(appname="numba", appauthor=False).user_cache_dir) / FOLDER
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _source_hash(path: str, mtime: float, size: int) -> bytes:
     # mtime and size in the key: a file edited while the process runs is hashed again
     with open(path, "rb") as source:

@@ -16,7 +16,7 @@ decodes ``T_i = argmax sigma_i(T) + z(T) . Lambda_i`` and moves
 ``Lambda_i -= alpha_t (z(T_i) - mean_j z(T_j))``; the dual objective
 ``sum_i max_T (sigma_i(T) + z(T) . Lambda_i)`` bounds the best agreeing
 combination from above, and ``alpha_t = STEP_SIZE / (1 + c(t))`` with ``c(t)``
-the number of times it went up (paper 004, section 4, with ``STEP_SIZE`` 1).
+the number of times it went up (Le Roux et al. 2013, section 4, with ``STEP_SIZE`` 1).
 When every member returns the same brackets the combination is optimal (a
 *certificate*); otherwise the chosen member's last tree is returned after
 ``max_iterations``. Charts and pruning are computed once; each iteration only
@@ -35,8 +35,8 @@ from ..trees.transforms import coarse_label, is_intermediate
 from .result import ParseResult
 from .span_scores import SpanScores
 
-MAX_ITERATIONS = 1000  # as paper 004 (certificates for 94.5-99.2% of sentences)
-# alpha_0: paper 004's 1 / (1 + c(t)) times 3. Chosen on ptb_sample dev for four
+MAX_ITERATIONS = 1000  # as Le Roux et al. 2013 (certificates for 94.5-99.2% of sentences)
+# alpha_0: Le Roux et al.'s (2013) 1 / (1 + c(t)) times 3. Chosen on ptb_sample dev for four
 # clustering members (certificates 92.3% at 1, 93.4% at 3 and at 10; F1 87.00 / 86.98).
 STEP_SIZE = 3.0
 

@@ -2,7 +2,7 @@
 
 Every node of symbol ``a`` is represented by its normalised projections
 ``x = [y / |y| ; z / |z|]`` (``projections``), and k-means splits the nodes of
-each symbol into ``m_a`` clusters (DESIGN.md 6.3). The cluster is the node's
+each symbol into ``m_a`` clusters (docs/design/architecture.md, 6.3). The cluster is the node's
 latent state, so the treebank becomes fully observed and the grammar is a
 smoothed relative-frequency estimate over annotated rules:
 

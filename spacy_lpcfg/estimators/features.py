@@ -1,6 +1,6 @@
 """Inside and outside features of every node of a transformed treebank.
 
-The spectral and clustering estimators (DESIGN.md 6.1-6.3) describe each node
+The spectral and clustering estimators (docs/design/architecture.md, 6.1-6.3) describe each node
 of the training trees by sparse indicator features of its *inside tree* (the
 subtree below it) and of its *outside tree* (everything else), after Cohen et
 al. (2013). Everything is computed over flat arrays: one Python pass lays the

@@ -1,7 +1,7 @@
 """What the spectral and clustering estimators share: the projected treebank.
 
 ``project_treebank`` runs the expensive, estimator-independent part of both
-(DESIGN.md 6.1-6.3): transform the trees, count their rules, lay the nodes
+(docs/design/architecture.md, 6.1-6.3): transform the trees, count their rules, lay the nodes
 out as arrays, extract and scale features, and decompose every symbol's
 cross-covariance at the largest rank wanted. ``ProjectedTreebank`` keeps the
 result, so that models with other numbers of states (or noisy copies, see

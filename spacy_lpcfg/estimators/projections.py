@@ -1,4 +1,4 @@
-"""Per-symbol cross-covariance SVD and the projections of every node (DESIGN.md 6.2).
+"""Per-symbol cross-covariance SVD and the projections of every node (docs/design/architecture.md, 6.2).
 
 For each symbol ``a`` with ``N_a`` nodes, the features of its nodes are
 scaled (Cohen et al. 2013: feature ``f`` by ``sqrt(N_a / (count_a(f) + kappa))``),

@@ -2,7 +2,7 @@
 
 With ``y`` the inside and ``z`` the outside projection of a node (see
 ``projections``), ``count(a)`` the nodes of symbol ``a`` and ``n_trees`` the
-trees (DESIGN.md 6.2):
+trees (docs/design/architecture.md, 6.2):
 
 * ``T[a -> b c] = (1 / count(a)) sum over nodes a -> b c of z ⊗ y_left ⊗ y_right``
   (shape (m_a, m_b, m_c)); unary rules ``a -> b`` likewise with ``z ⊗ y_b``;

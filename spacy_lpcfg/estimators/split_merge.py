@@ -2,7 +2,7 @@
 
 Training starts from the one-state MLE grammar of the transformed treebank (by
 default X-bar: right binarised, no parent or sibling context, no function tags,
-the latent states learn the context) and repeats a cycle (DESIGN.md 6.4):
+the latent states learn the context) and repeats a cycle (docs/design/architecture.md, 6.4):
 
 1. split every latent state of every symbol but TOP in two: each rule weight
    is copied to the new cells (divided among the split children), perturbed by
@@ -43,8 +43,8 @@ training entries).
 With ``checkpoint_dir``, each complete cycle is checkpointed (``checkpoints``:
 the grammar, the random generator, the history) and ``fit(..., resume=True)``
 goes on from the last one to the grammar an uninterrupted fit gives. With dev
-trees (and a ``dev_scorer``: the estimators do not import the parser, DESIGN.md
-2), the model of each cycle parses a sample of them and the best cycle's grammar
+trees (and a ``dev_scorer``: the estimators do not import the parser:
+docs/design/architecture.md, section 2), the model of each cycle parses a sample of them and the best cycle's grammar
 is kept.
 """
 

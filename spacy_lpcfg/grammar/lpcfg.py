@@ -18,7 +18,7 @@ the parser does not (the chart kernels read ``chart.inputs`` block tables; the
 Viterbi decoder builds a dense array of log weights).
 
 Weights are signed reals (spectral estimates can be negative). The chart
-semantics are those of DESIGN.md section 4: the score of a derivation is the
+semantics are those of docs/design/architecture.md, section 4: the score of a derivation is the
 contraction of its rule tensors along the tree, and ``Z`` is the root's
 inside value, TOP having one latent state.
 """

@@ -20,7 +20,6 @@ from .lexical_scores import LexicalScores
 from .lpcfg import LPCFG
 from .symbols import SymbolTable
 
-
 DENSE_SOLVE_SYMBOLS = 2000  # a dense system of this size takes 32 MB and a fraction of a second
 
 

@@ -1,6 +1,6 @@
-"""Searching the recipe and the latent states of a grammar on dev (DESIGN 7).
+"""Searching the recipe and the latent states of a grammar on dev (docs/design/architecture.md, section 7).
 
-``LatentStateSearch`` is the meta-estimator (states per symbol, paper 000
+``LatentStateSearch`` is the meta-estimator (states per symbol, Narayan & Cohen 2016
 Figure 2); ``optimize`` wraps it in the recipe search of ``spacy-lpcfg optimize``.
 """
 

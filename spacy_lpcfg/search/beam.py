@@ -1,4 +1,4 @@
-"""The latent-state search of Narayan & Cohen (2016, paper 000 Figure 2) as a beam.
+"""The latent-state search of Narayan & Cohen (2016, Figure 2) as a beam.
 
 The symbols are taken one at a time, most frequent first. For each, every
 assignment in the beam proposes coarse values for the symbol's number of states

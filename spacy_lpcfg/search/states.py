@@ -1,6 +1,6 @@
 """``LatentStateSearch``: the number of latent states per symbol, chosen on dev.
 
-A meta-estimator over the clustering estimator (DESIGN 7, paper 000 Figure 2):
+A meta-estimator over the clustering estimator (Narayan & Cohen 2016, Figure 2; docs/design/architecture.md, section 7):
 ``fit(trees, dev_trees)`` projects the treebank once at ``max_states``, starts
 from the estimator's states, searches the symbols most frequent first
 (``beam.beam_search``) scoring each candidate by EVALB F1 on the dev trees, and
@@ -38,7 +38,7 @@ class LatentStateSearch(BaseEstimator):
     estimator (ClusteringEstimator | None): the clustering settings and transforms;
         its ``n_states`` is where the search starts. Defaults to ClusteringEstimator().
     max_states (int): the most states a symbol may get (the SVDs' rank).
-    beam (int): assignments kept at each step (paper 000's k).
+    beam (int): assignments kept at each step (Narayan & Cohen's k).
     coarse_step (int): the coarse values are 1, coarse_step, 2 coarse_step, ...
     max_symbols (int | None): search the most frequent symbols only (None: all).
     min_count (int): symbols with fewer training nodes keep the estimator's states.

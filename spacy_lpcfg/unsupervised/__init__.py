@@ -1,7 +1,7 @@
 """Unsupervised bracketing: learning unlabelled constituents from text alone.
 
 ``SpectralBracketer`` is the spectral learner of Parikh, Cohen & Xing (2014)
-(DESIGN.md section 9); ``CCM`` the constituent-context model of Klein &
+(docs/design/architecture.md, section 9); ``CCM`` the constituent-context model of Klein &
 Manning (2002) trained by EM, started by default from the spectral learner's
 trees; ``RightBranching``, ``LeftBranching`` and
 ``RandomBranching`` the baselines. All follow ``base.Bracketer``: ``fit`` on

@@ -15,7 +15,7 @@ Initialisation: the first M step reads span posteriors. Klein & Manning's
 the default (``init="spectral"``) gives weight ``init_weight`` to the trees of
 the spectral learner (``spectral``, fitted on all the given sentences) and the
 rest to the split-uniform posteriors. EM then climbs from a consistent
-estimate instead of a uniform one, a remedy for the local optima paper 002
+estimate instead of a uniform one, a remedy for the local optima Parikh, Cohen & Xing (2014)
 finds in CCM. On ptb_sample it gains 0-1 F1 at <= 10 words and 5 at <= 40 over
 the better of its parents; on Spanish and Icelandic the spectral learner alone
 scores higher (BENCHMARKS.md "unsupervised"). Smoothing: each multinomial gets
@@ -63,7 +63,7 @@ class CCM(Bracketer):
     constituent_smoothing (float): extra counts per yield / context type, constituents.
     distituent_smoothing (float): the same for distituents.
     max_length (int | None): train on sentences of at most this many content words
-        (paper 002 trains CCM on the lengths it evaluates); None: all.
+        (Parikh, Cohen & Xing 2014 train CCM on the lengths it evaluates); None: all.
     init (str): the first posteriors: "spectral" (the spectral learner's trees,
         mixed with the split-uniform posteriors) or "split_uniform" (Klein &
         Manning's initialiser alone).
@@ -147,7 +147,9 @@ class CCM(Bracketer):
         initial = [by_length[len(s.content)] for s in kept]
         if self.init == "spectral" and self.init_weight > 0 and kept:
             spectral = SpectralBracketer()
-            spectral._fit(sentences)  # all lengths: it gains from every sentence (paper 002)
+            spectral._fit(
+                sentences
+            )  # all lengths: it gains from every sentence (Parikh, Cohen & Xing 2014)
             trees = progress(kept, desc="spectral trees", unit="sentence")
             initial = [
                 self.init_weight * _tree_posteriors(len(s.content), spectral._brackets_of(s))

@@ -1,7 +1,7 @@
 """Word vectors learned from raw text: a one-step CCA of words against their neighbours.
 
 Paper 002 represents each word by a vector (Brown-cluster bits, neural
-embeddings or the OSCCA embeddings of Dhillon et al. 2012); DESIGN.md section 9
+embeddings or the OSCCA embeddings of Dhillon et al. 2012); docs/design/architecture.md, section 9
 asks for embeddings learned from the training text when the pipeline has no
 vectors. This is OSCCA with diagonal whitening: the word x context count
 matrix (contexts: the word just before and just after, each as its own

@@ -1,4 +1,4 @@
-"""The spectral additive tree metric of paper 002, with kernel-smoothed covariances.
+"""The spectral additive tree metric of Parikh, Cohen & Xing (2014), with kernel-smoothed covariances.
 
 For a tag sequence ``x`` and word positions ``j < k`` (Parikh, Cohen & Xing
 2014, Eq. 5 and Figure 3.3):
@@ -15,7 +15,7 @@ smoothed over all training pairs ``(j', k')`` of all sentences ``x'`` by the ker
 when the tags at ``j, k`` equal those at ``j', k'`` and the direction is the same
 (else 0). The extract of the paper lost the kernel's formula; this form (a
 relative length difference against the bandwidth ``γ``) is our reading of
-section 4.1, and it satisfies DESIGN.md section 9 (non-zero only for the same
+section 4.1, and it satisfies docs/design/architecture.md, section 9 (non-zero only for the same
 tags and direction, decreasing in the length difference).
 
 Since the kernel depends on ``(x_j, x_k, δ)`` only, so does ``Σ_x(j, k)``: the

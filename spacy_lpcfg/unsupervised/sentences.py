@@ -30,7 +30,7 @@ class Sentence:
     content (tuple[int, ...]): offsets of the non-punctuation tokens.
     gold_split (int | None): for a sentence read from a Tree, the split of its
         top bracket over the content words (``gold_top_split``), for the
-        oracle experiments of paper 002; None otherwise.
+        oracle experiments of Parikh, Cohen & Xing (2014); None otherwise.
     """
 
     words: tuple[str, ...]

@@ -1,4 +1,4 @@
-"""Spectral unsupervised bracketing (Parikh, Cohen & Xing 2014; DESIGN.md section 9).
+"""Spectral unsupervised bracketing (Parikh, Cohen & Xing 2014; docs/design/architecture.md, section 9).
 
 ``fit`` reads tagged sentences only (no trees) and learns, for every (left tag,
 right tag, distance) key, the spectrum of the kernel-smoothed cross-covariance
@@ -40,7 +40,7 @@ TOP_BRACKETS = ("heuristic", "cost", "oracle")
 
 
 class SpectralBracketer(Bracketer):
-    """The spectral learner of paper 002: additive tree metrics from kernel-smoothed covariances.
+    """The spectral learner of Parikh, Cohen & Xing (2014): additive tree metrics from kernel-smoothed covariances.
 
     rank (int): m, the number of singular values in the metric. The paper's 7 was
         tuned on the full WSJ; tuned the same way (ptb_sample, <= 10 words), 3 is

@@ -22,7 +22,7 @@ parent, so the length of the edge to the parent depends only on ``(i, j, k)``
 and the parent's span: the total is minimised by a dynamic program over
 (constituent, parent) pairs, ``O(n^4)`` in time and ``O(n^3)`` in space. The
 paper's Eisner-Satta formulation is the same search (the same decomposition
-into parts); this CKY-style form is what DESIGN.md section 9 states.
+into parts); this CKY-style form is what docs/design/architecture.md, section 9 states.
 """
 
 from __future__ import annotations

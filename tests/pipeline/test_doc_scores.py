@@ -66,7 +66,7 @@ def test_words_and_other_spans(nlp):
     assert doc[1:2]._.scores == () and doc[1:2]._.score is None  # a word under no chain
     assert doc[1:3]._.log_likelihood is None  # not a sentence
     with pytest.raises(NonConstituentException):
-        doc[1:3]._.score
+        _ = doc[1:3]._.score
     assert first._.log_likelihood is not None
 
 
