@@ -19,13 +19,17 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-BATCH_SIZE = 32  # sentences per task: large enough to hide the transfer, small for order
+# Sentences per task: a task's transfer costs far less than parsing 8 sentences, and
+# small tasks keep the workers busy to the end (the last one finishes at most one
+# small task after the others).
+BATCH_SIZE = 8
 
 # A sentence: (words, tags or None); None for a line without words (printed empty).
 Sentence = tuple[Sequence[str], Sequence[str | None] | None] | None
 
 _PARSER: Any = None  # the worker's parser (set by _load)
 _KBEST: int | None = None  # trees per sentence, for k-best lists (set by _load)
+_LOAD_ERROR: BaseException | None = None  # why _load failed: raised by every task
 
 
 def parse_in_processes(
@@ -62,7 +66,7 @@ def _batches(sentences: Iterator[Sentence], size: int) -> Iterator[list[Sentence
 
 
 def _load(model_dir: str, parser_options: dict[str, Any], kbest: int | None = None) -> None:
-    global _PARSER, _KBEST
+    global _PARSER, _KBEST, _LOAD_ERROR
     from ..grammar.model import ParsingModel
     from .parser import Parser
 
@@ -70,11 +74,16 @@ def _load(model_dir: str, parser_options: dict[str, Any], kbest: int | None = No
     # unknown tags are the caller's to report, once for the run.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W010]"))
-    _PARSER = Parser(ParsingModel.from_disk(model_dir), **parser_options)
+    try:
+        _PARSER = Parser(ParsingModel.from_disk(model_dir), **parser_options)
+    except Exception as error:  # a pool replaces a worker whose initializer fails, forever:
+        _LOAD_ERROR = error  # its tasks report the error instead
     _KBEST = kbest
 
 
 def _parse_batch(batch: list[Sentence]) -> list[str]:
+    if _LOAD_ERROR is not None:
+        raise _LOAD_ERROR
     if _KBEST is not None:
         from .kbest import format_kbest
 
