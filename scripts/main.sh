@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job, end to end: install spacy-lpcfg, build the ptb_sample pipeline with
-# `train`'s default recipe (spaCy project projects/pipelines: train, test, assemble,
+# `train`'s default recipe (spaCy project projects/pipelines: train, test, assemble, kernels,
 # package), install its wheel, parse example text with the installed package, and
 # print its test scores beside the treebank PCFG (MLE) baseline's and the Berkeley
 # parser's recorded figure. About 5 minutes on 2 cores (the first run also compiles
@@ -12,7 +12,7 @@ python -m pip install -q -e ".[package]"
 export SPACY_LPCFG_DATA="${SPACY_LPCFG_DATA:-$(cd .. && pwd)/shared/treebanks}"
 PROJECT=projects/pipelines
 
-echo "== spacy project run all: train -> test -> assemble -> package (ptb_sample, default recipe)"
+echo "== spacy project run all: train -> test -> assemble -> kernels -> package (ptb_sample, default recipe)"
 python -m spacy project run all "$PROJECT" --vars.data_dir "$SPACY_LPCFG_DATA" \
   --vars.corpus ptb_sample --vars.lang en
 

@@ -30,7 +30,9 @@ import functools
 import hashlib
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from .about import __version__
 
@@ -143,16 +145,57 @@ def seed(folder: str | Path) -> int:
     return copied
 
 
-def export(destination: str | Path) -> int:
-    """Copy this version's cache entries into ``destination`` (for ``seed``).
+def export(destination: str | Path, kernels: Iterable[Any] | None = None) -> int:
+    """Copy this version's cache entries into ``destination`` (for ``seed``): those of
+    ``kernels`` (numba dispatchers, e.g. ``used_kernels()``), or all.
     RETURNS (int): the number of files copied."""
     root = cache_root()
+    wanted = None if kernels is None else {_entry_name(kernel) for kernel in kernels}
     target = Path(destination)
     copied = 0
     for path in sorted(root.rglob("*")) if root.is_dir() else ():
-        if path.is_file() and path.suffix in SUFFIXES:
-            out = target / path.relative_to(root)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, out)
-            copied += 1
+        if not (path.is_file() and path.suffix in SUFFIXES):
+            continue
+        if wanted is not None and (path.parent.relative_to(root), _base(path.name)) not in wanted:
+            continue
+        out = target / path.relative_to(root)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, out)
+        copied += 1
     return copied
+
+
+def _base(name: str) -> str:
+    """The entry a cache file belongs to: index ``<base>.nbi``, data ``<base>.<n>.nbc``."""
+    return name[: -len(".nbi")] if name.endswith(".nbi") else name.rsplit(".", 2)[0]
+
+
+def used_kernels() -> list[Any]:
+    """The package's kernels that this process loaded from the cache or compiled: their
+    entries are what another run like this one needs (the helpers compiled into them
+    are not)."""
+    import sys
+
+    from numba.core.registry import CPUDispatcher
+
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] == "spacy_lpcfg":
+            for value in vars(module).values():
+                if isinstance(value, CPUDispatcher) and _was_used(value.stats):
+                    found[id(value)] = value
+    return list(found.values())
+
+
+def _was_used(stats: Any) -> bool:
+    return any(stats.cache_hits.values()) or any(stats.cache_misses.values())
+
+
+def _entry_name(kernel: Any) -> tuple[Path, str] | None:
+    """(folder under ``cache_root()``, file name base) of a dispatcher's cache entry;
+    None for one cached elsewhere."""
+    try:
+        folder = Path(kernel._cache._cache_path).relative_to(cache_root())
+    except (AttributeError, ValueError):
+        return None
+    return folder, kernel._cache._impl.filename_base

@@ -233,3 +233,26 @@ def test_seed_keeps_what_is_there_and_copies_cache_files_only(tmp_path, monkeypa
     assert (tmp_path / "root" / "chart" / "a.1.nbc").read_bytes() == b"shipped data"
     assert sorted(p.name for p in (tmp_path / "root" / "chart").iterdir()) == ["a.1.nbc", "a.nbi"]
     assert kernel_cache.seed(tmp_path / "missing") == 0
+
+
+USED_EXPORT = (
+    SPAN_CKY
+    + """
+from spacy_lpcfg import kernel_cache
+used = kernel_cache.used_kernels()
+print(json.dumps({"used": sorted(k.py_func.__qualname__ for k in used),
+                  "exported": kernel_cache.export(sys.argv[1], used)}))
+"""
+).replace("import json\n", "import json, sys\n", 1)
+
+
+def test_export_of_the_kernels_used_leaves_the_others_out(tmp_path):
+    site = _copy(tmp_path, "one")
+    other = tmp_path / "cache" / f"spacy_lpcfg-{spacy_lpcfg.__version__}" / "chart"
+    other.mkdir(parents=True)
+    (other / "coarse._coarse_inside-1.py311.nbi").write_bytes(b"another kernel's")
+    found = json.loads(_in(site, tmp_path / "cache", USED_EXPORT, str(tmp_path / "out")))
+    assert found["used"] == ["_cky"]
+    names = sorted(path.name for path in (tmp_path / "out").rglob("*") if path.is_file())
+    assert found["exported"] == len(names) == 2
+    assert all(name.startswith("span_cky._cky-") for name in names)
