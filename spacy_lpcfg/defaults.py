@@ -11,13 +11,14 @@ from typing import Literal
 
 PRUNE_THRESHOLD = 3e-4
 """Posterior threshold of coarse-to-fine pruning. Chosen on ptb_sample dev and test
-with the default pruning levels: the F1 of 1e-5 (within 0.1 on average), 2.5 times
-faster."""
+with the default pruning levels: about the F1 of the former 1e-5 at a fraction of its
+parse time (BENCHMARKS.md "Parsing: speed and accuracy")."""
 
 MEMBER_PRUNE_THRESHOLD = 1e-4
 """An ensemble's members after the first parse the items whose posterior under the
 first is above this (``decode.charts.member_charts``). ptb_sample dev, 8 clustering
-members: the F1 of parsing every member over the pruning passes' items, twice as fast."""
+members: the F1 of parsing every member over the pruning passes' items, much faster
+(BENCHMARKS.md "Ensembles and products: members pruned by the first")."""
 
 MAX_LENGTH = 150
 """Sentences longer than this (in tokens) get a flat tree instead of a parse."""
@@ -25,16 +26,17 @@ MAX_LENGTH = 150
 DECODER = "auto"
 """``auto``: product_mbr for an ensemble, mbr for a signed grammar and for one with latent
 states over collapsed unary chains (the default transforms), else max_rule (the treebank
-PCFG; with ``collapse_unary=False``, whose chains MBR's one label per span would cut). On ptb_sample dev, mbr against max_rule:
-8 split-merge seeds 86.64 against 86.22 (every seed higher; test 85.14 against 84.65),
-a clustering grammar 87.47 against 86.93 (85.25 against 84.83 with function tags,
-whose function labels gained too), INHERIT 81.45 against 80.16; the treebank PCFG
-78.13 against 78.83 with function tags (79.50 against 77.37 without)."""
+PCFG; with ``collapse_unary=False``, whose chains MBR's one label per span would cut).
+On ptb_sample dev mbr beats max_rule for every grammar with latent states (every
+split-merge seed, on test too; a clustering grammar with or without function tags,
+whose function labels gained too; INHERIT), while for the treebank PCFG it loses with
+function tags and wins without (BENCHMARKS.md "Decoders of single grammars (ptb_sample)")."""
 
 MEMBER_DECODER = "product"
 """How ``combine`` joins models trained apart (``decode.members``). On ptb_sample test,
-a left- and a right-binarised clustering model (82.64 and 82.51 F1 alone): product
-85.55, mbr 84.80."""
+a left- and a right-binarised clustering model together score well above either alone,
+more so with product than with mbr (BENCHMARKS.md "Combined models: members trained
+apart (ptb_sample)")."""
 
 # Training defaults. The estimators, the Lexicon and TransformSpec take their default
 # arguments from these, and so do the options of ``spacy-lpcfg train`` and the
@@ -65,8 +67,9 @@ class TransformDefaults:
 @dataclass(frozen=True)
 class LexiconDefaults:
     """The ``Lexicon``'s parameters, which every estimator takes too (its docstring
-    explains each; word_smoothing 1.0 lost 0.6 points of tagging accuracy on ptb_sample
-    dev)."""
+    explains each; word_smoothing 1.0 lost tagging accuracy on ptb_sample dev, see
+    BENCHMARKS.md "POS tagging: the four corpora, before and after script-aware
+    signatures" for the accuracy of these settings)."""
 
     signature: str = "auto"
     language: str = "en"
@@ -92,8 +95,9 @@ class LatentDefaults:
 
 @dataclass(frozen=True)
 class SpectralDefaults:
-    """``SpectralEstimator``: m = 8 parses 1.75 times as fast as m = 16 on ptb_sample dev
-    for 1 F1 less (82.84 against 83.88; m = 32: 82.46; BENCHMARKS.md)."""
+    """``SpectralEstimator``: m = 8 parses much faster than m = 16 on ptb_sample dev for
+    a little less F1, and m = 32 scores below both (BENCHMARKS.md "Latent estimators: F1
+    against m (ptb_sample dev)")."""
 
     n_states: int = 8
     lexical_smoothing: float = 1.0
@@ -101,9 +105,9 @@ class SpectralDefaults:
 
 @dataclass(frozen=True)
 class ClusteringDefaults:
-    """``ClusteringEstimator``: m = 16 was the best on ptb_sample dev (85.40 F1; m = 8:
-    85.25, m = 32: 84.96; BENCHMARKS.md); one k-means++ run of at most 100 iterations
-    per symbol."""
+    """``ClusteringEstimator``: m = 16 was the best on ptb_sample dev, above m = 8 and
+    m = 32 (BENCHMARKS.md "Latent estimators: F1 against m (ptb_sample dev)"); one
+    k-means++ run of at most 100 iterations per symbol."""
 
     n_states: int = 16
     smoothing: float = 0.1
@@ -116,7 +120,8 @@ class ClusteringDefaults:
 @dataclass(frozen=True)
 class NoiseDefaults:
     """``NoisyEnsemble``: 8 members with gaussian noise 0.3, the best of those tried on
-    ptb_sample dev (16 members, gaussian 0.6, dropout 0.2, multiplicative 0.5 lost)."""
+    ptb_sample dev (16 members, gaussian 0.6, dropout 0.2, multiplicative 0.5 lost;
+    BENCHMARKS.md "Latent estimators: ptb_sample test")."""
 
     n_models: int = 8
     noise: Literal["dropout", "gaussian", "multiplicative"] = "gaussian"
@@ -128,13 +133,14 @@ class SplitMergeDefaults:
     """``SplitMergeEstimator`` (Petrov et al. 2006): 4 split-merge cycles of 20 EM
     iterations, half the splits merged back, 10 smoothed iterations after each merge,
     over X-bar trees (h = 0, v = 1, function tags stripped), as the Berkeley parser
-    trains. ptb_sample dev 86.04 F1, test 85.17 with max_rule (mbr, the decoder auto picks:
-    86.58, 85.67; Berkeley SM4: 86.01, 85.64); with the
-    transforms of ``TransformDefaults`` 83.85 / 81.51. Given dev trees, the cycle kept is
-    the best on at most 300 of them (evenly spaced): on all 273 of ptb_sample dev, cycles
-    1 to 5 scored (max_rule) 75.03, 81.23, 86.12, 86.04, 85.75 (5 cycles keep cycle 3); parsing
-    them took 3 to 9 s after each of cycles 1 to 4 and 37 s after cycle 5, 57 s of a
-    250 s fit (a busy machine)."""
+    trains. On ptb_sample one seed is about as accurate as the Berkeley parser's SM4
+    grammar with mbr, the decoder auto picks (BENCHMARKS.md "Decoders of single grammars
+    (ptb_sample)", "Split-merge EM against the Berkeley parser (ptb_sample)"); with the
+    transforms of ``TransformDefaults`` it scores lower. Given dev trees, the cycle kept
+    is the best on at most 300 of them (evenly spaced): on ptb_sample dev, F1 rises up to
+    cycle 3 and no further (BENCHMARKS.md "Clone some, clone all, INHERIT and split-merge
+    (ptb_sample dev)"; a fit of 5 cycles keeps cycle 3); parsing them after each cycle
+    costs little beside the fit, most of it after the last and largest grammar."""
 
     n_cycles: int = 4
     em_iterations: int = 20
@@ -149,13 +155,10 @@ class SplitMergeDefaults:
     n_jobs: int = 1
     n_models: int = 3
     """Seeds of a product (``SeedProduct``, ``train --recipe split_merge_product``).
-    ptb_sample dev / test F1 and speed against the Berkeley parser (median of six
-    ``race.sh`` runs, BENCHMARKS.md "seed_products"): 1 seed 86.05 / 85.17 (max_rule;
-    mbr, its decoder now: 86.58 / 85.67), 2 seeds
-    88.52 / 87.07 at 2.35x, 3 seeds 88.71 / 87.43 at 2.18x, 4 seeds 88.66 / 87.31 at
-    1.83x, 8 seeds 89.15 / 87.60 at 1.39x: 3 is the best on dev of the products that
-    parse at least twice as fast as the Berkeley parser (since the latent kernels' split
-    bitsets: 3 seeds 2.40x, 8 seeds 1.57x, "members")."""
+    3 is the best on ptb_sample dev of the products that parse at least twice as fast as
+    the Berkeley parser: 2 seeds score lower, 4 and 8 parse slower than that (BENCHMARKS.md
+    "Products of split-merge seeds against the Berkeley parser (ptb_sample)", "Ensembles
+    and products: members pruned by the first")."""
     binarization: str = "right"
     h_markov: int | None = 0
     v_markov: int = 1
@@ -166,10 +169,11 @@ class SplitMergeDefaults:
 class InheritDefaults:
     """``InheritEstimator`` (Dreyer & Eisner 2006's INHERIT model) over X-bar trees: 16
     feature values reached by cloning all from 2 (2, 4, 8, 16), 50 EM iterations per
-    stage. ptb_sample dev F1 (max_rule), mean over seeds 0-3: 80.22 (79.19-81.41); without the
-    cloning 79.26; with lexical_smoothing 0.1 79.65; 8 values 78.84 (not annealed
-    77.76, rule smoothing 0.05 77.65); 32 values 81.10 on seeds 0-1 (against 80.79 for
-    16) but parse 4 times slower with 8 times the expanded grammar."""
+    stage. On ptb_sample dev (max_rule, mean over seeds 0-3) this beat training without
+    the cloning, lexical_smoothing 0.1 and 8 values (annealed or not, rule smoothing 0.05);
+    32 values scored a little higher on two seeds but parse several times slower with 8
+    times the expanded grammar (BENCHMARKS.md "Clone some, clone all, INHERIT and
+    split-merge (ptb_sample dev)")."""
 
     n_states: int = 16
     clone_all: bool = True
@@ -183,7 +187,7 @@ class InheritDefaults:
 class FunctionLabellerDefaults:
     """``FunctionLabeller`` (function tags put on parses by a logistic regression over
     phrase features): C = 1, 300 lbfgs iterations, features seen fewer than twice
-    dropped. ptb_sample dev, tags of the gold brackets: 85.3 function F1."""
+    dropped (BENCHMARKS.md "Function labels: the grammar's or the labeller's")."""
 
     C: float = 1.0
     max_iter: int = 300
@@ -196,11 +200,10 @@ FUNCTION_LABELS = "auto"
 gives when its grammar keeps function tags too: "grammar" (its own; the labeller then
 labels only grammars that strip them), "labeller", or "auto": the grammar's when a
 latent grammar keeps them (clustering, spectral, split-merge, the four-way
-combination), the labeller's over a treebank PCFG (MLE). Test F1 with full labels,
-grammar's / labeller's (``benchmarks/bench_function_labels.py``): the four-way
-combination 81.36 / 81.05 on ptb_sample, 69.59 / 68.61 floresta, 75.88 / 75.41
-cess_esp, 70.29 / 69.61 icepahc; MLE 69.06 / 71.02, 61.91 / 63.78, 69.46 / 70.36,
-58.57 / 62.20. ptb_sample dev, a clustering grammar (m = 16): 80.00 / 79.74."""
+combination), the labeller's over a treebank PCFG (MLE). On the test F1 with full labels
+of the four treebanks, the four-way combination's own tags beat the labeller's and the
+labeller's beat the treebank PCFG's (BENCHMARKS.md "Function labels: the grammar's or the
+labeller's"); on ptb_sample dev a clustering grammar's own were a little better too."""
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 A ``Recipe`` holds what the options of ``spacy-lpcfg train`` choose. ``Recipe()``
 is the defaults (``defaults.py``: the treebank PCFG); ``RECOMMENDED`` is the most
-accurate recipe with function labels that trains in minutes, measured on ptb_sample (BENCHMARKS.md,
-latent estimators). It is what ``train --recipe recommended`` fits, what the
-registered ``spacy_lpcfg.recommended_estimator.v1`` and
+accurate recipe with function labels that trains in minutes, measured on ptb_sample
+(BENCHMARKS.md "Latent estimators: ptb_sample test"). It is what
+``train --recipe recommended`` fits, what the registered
+``spacy_lpcfg.recommended_estimator.v1`` and
 ``spacy_lpcfg.recommended_transforms.v1`` give a spaCy config, and what
 ``projects/ptb_sample/configs/ensemble.cfg`` trains.
 
@@ -215,10 +216,10 @@ RECOMMENDED = Recipe(
 """8 noisy clustering L-PCFGs (Narayan & Cohen 2015: k-means latent states, m = 16,
 gaussian noise 0.3 on the projections of one SVD) decoded together (decoder auto:
 product_mbr), right binarisation, h = 1, no parent annotation (v = 1), function
-tags kept (the parses carry NP-SBJ). Chosen on ptb_sample dev (87.40 F1; 16 members
-87.31, v = 2 86.21); ptb_sample test: 84.85 F1, 80.72 with function labels, 19 s to
-fit, 6.5 sentences/s. With ``keep_functions=False``: 86.50 test F1 (88.22 dev), no
-function labels (the Berkeley parser: 85.3)."""
+tags kept (the parses carry NP-SBJ). Chosen on ptb_sample dev over 16 members and over
+parent annotation (v = 2), which scored lower. With ``keep_functions=False`` its
+brackets are more accurate, above the Berkeley parser's, but it gives no function
+labels. Test F1, fit time and speed: BENCHMARKS.md "Latent estimators: ptb_sample test"."""
 
 SPLIT_MERGE_RECIPE = Recipe(
     estimator="split_merge",
@@ -232,8 +233,10 @@ what ``train --estimator split_merge`` fits unless transforms are given."""
 
 SPLIT_MERGE_PRODUCT_RECIPE = replace(SPLIT_MERGE_RECIPE, n_models=SPLIT_MERGE.n_models)
 """The product of split-merge grammars from seeds 0, 1, 2 (``SeedProduct``): on ptb_sample
-87.43 test F1 (the Berkeley parser: 85.64) at 2.4 times the Berkeley parser's speed
-(``defaults.SplitMergeDefaults.n_models``); no function labels (X-bar trees)."""
+more accurate than the Berkeley parser and more than twice as fast (BENCHMARKS.md
+"Products of split-merge seeds against the Berkeley parser (ptb_sample)";
+``defaults.SplitMergeDefaults.n_models`` says why three); no function labels (X-bar
+trees)."""
 
 CLONE_SOME_RECIPE = replace(SPLIT_MERGE_RECIPE, estimator="clone_some")
 """Clone some (Dreyer & Eisner 2006) over X-bar trees: ``SplitMergeEstimator(split="some",
@@ -247,7 +250,8 @@ DEFAULT_RECIPE = replace(SPLIT_MERGE_PRODUCT_RECIPE, function_labeller=True)
 """What ``spacy-lpcfg train`` fits without options: the product of split-merge grammars
 from seeds 0, 1, 2 over X-bar trees, with a function labeller for the function tags.
 Chosen on the four treebanks against the four-way combination (BENCHMARKS.md
-"defaults"): more accurate brackets, function labels about as good, faster parsing."""
+"Defaults: candidate recipes on the four treebanks"): more accurate brackets, function
+labels about as good, faster parsing."""
 
 FOUR_WAY_RECIPE = Recipe(estimator="combined")
 """Le Roux et al.'s four clustering L-PCFGs (binarised left and right, function tags

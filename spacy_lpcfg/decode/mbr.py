@@ -11,11 +11,12 @@ two) minus ``threshold``; the tree maximises the total.
 With ``threshold=0`` this is Goodman's maximum expected recall, which labels
 every span of the binary bracketing that has any positive marginal: with a
 one-state MLE grammar (parent annotation, right binarisation, unary chains
-collapsed) on the PTB sample dev set (sentences <= 40 words) its F1 is 32,
-precision 20. A bracket pays off for expected F1 when its probability beats
-about F/2; there, thresholds 0.3 / 0.4 / 0.5 gave F1 77.5 / 77.8 / 77.8
-(max-rule-product 76.3, Viterbi 73.9), and without parent annotation
-73.4 / 72.8 / 71.0 (max-rule-product 71.9). Hence the default 0.4.
+collapsed) on the PTB sample dev set (sentences <= 40 words) its precision, and
+so its F1, collapse. A bracket pays off for expected F1 when its probability
+beats about F/2; there, thresholds 0.4 and 0.5 tied as the best of 0.3 / 0.4 /
+0.5, above max-rule-product and Viterbi, and without parent annotation 0.3 was
+the best and 0.4 still above max-rule-product. Hence the default 0.4 (BENCHMARKS.md
+"Decoders of single grammars (ptb_sample)" compares mbr with the other decoders).
 
 Spectral grammars give negative marginals. They are used as they are (they
 estimate probabilities, and summing them over the labels that fill a slot

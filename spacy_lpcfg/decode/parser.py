@@ -93,15 +93,16 @@ SharedPasses = dict[frozenset[str], tuple[SymbolTable, CoarsePosteriors]]
 FALLBACKS = ("lower_threshold", "no_pruning", "flat", "too_long")
 # Pruning levels, coarsest first, as keyword arguments of level_label. The dense first
 # pass is over X-bar labels with unary chains cut to their lowest label and POS tags
-# and phrase labels merged into categories (fewer rules: this pass is a third of the
-# parse time on ptb_sample, most of it on CESS-ESP, whose dotted phrase features
+# and phrase labels merged into categories (fewer rules: this pass is a large share of
+# the parse time on ptb_sample and most of it on CESS-ESP, whose dotted phrase features
 # otherwise leave 405 symbols and 6.9k rules at this level); the second keeps chains
 # and the Markov context of intermediate labels, which lets the chart drop the many
 # intermediate items whose right sibling is missing (one_state_kernels). Chosen on
 # ptb_sample dev and test against the former default (X-bar, X-bar with annotations)
-# at 1e-5: the same F1 on average, 2.5 times faster (at defaults.PRUNE_THRESHOLD);
-# merging phrases (a change for CESS-ESP only): cess_esp dev 78.22 -> 78.37 F1, 8.2 ->
-# 18.6 sentences/s with one clustering grammar.
+# at 1e-5: the same F1 on average, much faster (at defaults.PRUNE_THRESHOLD; BENCHMARKS.md
+# "Parsing: speed and accuracy"). Merging phrases (a change for CESS-ESP only) made
+# cess_esp dev much faster with one clustering grammar at no cost in F1 (BENCHMARKS.md
+# "Parse speed on other treebanks, against ptb_sample").
 DEFAULT_LEVELS = (
     {"chains": "bottom", "tags": "category", "phrases": "category"},
     {"context": True},
@@ -192,7 +193,7 @@ def default_decoder(model: ParsingModel, *, member: bool = False) -> str:
 
     member (bool): for a member of a model with members: "max_rule" for any grammar
     that is not signed (dual decomposition's slaves, and its step size, are max-rule
-    ones; mbr slaves took 7 times as long)."""
+    ones; mbr slaves took several times as long)."""
     if model.decoder is not None:
         return model.decoder
     if model.training.get(ENSEMBLE):
@@ -271,7 +272,8 @@ class Parser:
         counts every such token by tag (``unknown_tags_warning()`` sums them up).
     max_length (int): longer sentences get a flat tree. Defaults to ``defaults.MAX_LENGTH``.
     scores (bool): give parses their ``log_likelihood`` and ``span_posteriors``
-        (``decode.scores``; about 0.2 ms a sentence, 2-3% of parsing on ptb_sample).
+        (``decode.scores``; cheap beside the parse itself, whose cost is in
+        BENCHMARKS.md "Parsing: speed and accuracy").
         Defaults to True; False leaves them None (``score`` is always set).
 
     The model's function labeller, when it is to label (``ParsingModel.active_labeller``:

@@ -7,7 +7,7 @@ head rules of the data, which the spaCy component sets), and the fitted models
 are joined by ``grammar.model.combine_models``. With the four settings of Le
 Roux et al. (2013), clustering models binarised left and right with and without
 function tags, this is our most accurate model with function labels on the PTB
-sample (87.04 F1 on test, 81.36 with full labels; BENCHMARKS.md "combine").
+sample (BENCHMARKS.md "Combined models: members trained apart (ptb_sample)").
 """
 
 from __future__ import annotations

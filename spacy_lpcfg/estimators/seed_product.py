@@ -5,9 +5,10 @@ grammars err differently. They share their transforms, symbols, rules and
 vocabulary (those of the training trees), so ``grammar.model.combine_models``
 joins them into one ensemble: pruned once per sentence, the members after the
 first parsing only what it leaves (``decode.charts.member_charts``), decoded by
-``product_mbr``. On ptb_sample, 3 seeds score 87.43 test F1 at 2.4 times the
-Berkeley parser's speed, 8 seeds 87.60 at 1.6 times (BENCHMARKS.md "seed_products",
-"members").
+``product_mbr``. On ptb_sample, 3 seeds are more accurate than the Berkeley parser at
+more than twice its speed, 8 seeds a little more accurate still but slower
+(BENCHMARKS.md "Products of split-merge seeds against the Berkeley parser
+(ptb_sample)", "Ensembles and products: members pruned by the first").
 
 Each seed trains in its own joblib process (``n_jobs`` at a time): one fit is
 single-threaded, and a process keeps each seed's memory apart.

@@ -67,8 +67,9 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member timestamps: byte-identical out
 MAX_JSON_DEPTH = 64
 MAX_COMPRESSION_RATIO = 32
 INFLATE_ALLOWANCE = 64 << 20  # bytes any compressed member may inflate to
-# The largest array accepted: 64 GiB, far above real grammars (IcePaHC, 16 states:
-# 1.3 GB of binary weights).
+# The largest array accepted: 64 GiB, far above real grammars (the largest we train,
+# IcePaHC's at 16 states, has its binary weights counted in BENCHMARKS.md "Latent
+# estimators: training cost").
 MAX_ARRAY_BYTES = 1 << 36
 
 Fail = Callable[[str], Exception]  # detail -> the exception to raise, naming the source

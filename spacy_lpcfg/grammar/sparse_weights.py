@@ -1,10 +1,11 @@
 """Mostly-zero flat weight arrays kept as their non-zero values and positions.
 
 Clustering grammars put ~2% non-zero weights in their binary rule blocks (one
-cluster pair per child pair, at most), so a dense array of a 16-state grammar
-holds 60-100 MB of zeros per grammar and an 8-grammar ensemble most of a
-gigabyte. Stored as values and positions (16 bytes per non-zero weight), the
-same grammar takes 3 MB; the chart kernels read the non-zero cells directly.
+cluster pair per child pair, at most), so the dense array of a 16-state grammar
+is almost all zeros, and an ensemble of such grammars holds several times the
+memory it needs. Stored as values and positions (16 bytes per non-zero weight),
+a grammar takes a small fraction of its dense size (BENCHMARKS.md "Memory and
+disk of models"); the chart kernels read the non-zero cells directly.
 """
 
 from __future__ import annotations

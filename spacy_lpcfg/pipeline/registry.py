@@ -273,7 +273,8 @@ def make_noisy_ensemble(
         ``spacy_lpcfg.ClusteringEstimator.v1``'s defaults).
     n_models (int): the number of members. Defaults to 8.
     noise (str): "dropout", "gaussian" or "multiplicative". Defaults to "gaussian"
-        (with 0.3, the best of those tried on the PTB sample dev set, BENCHMARKS.md).
+        (with 0.3, the best of those tried on the PTB sample dev set, BENCHMARKS.md
+        "Latent estimators: ptb_sample test").
     noise_scale (float): dropout probability, or standard deviation of the noise
         relative to the projections. Defaults to 0.3.
     random_state (int | None): seeds the SVD, the noise and k-means (it replaces the
@@ -377,7 +378,8 @@ def make_four_way_estimator(
     """Le Roux et al. (2013)'s four settings as clustering L-PCFGs (m = 16): binarised
     right and left, function tags kept (v_markov 2) and stripped (v_markov 1), combined
     (``estimators.combined.FOUR_SETTINGS``): the most accurate model with function
-    labels on the PTB sample (test 87.04 F1, 81.36 with full labels; dev 88.15).
+    labels on the PTB sample (BENCHMARKS.md "Combined models: members trained apart
+    (ptb_sample)", "Function labels: the grammar's or the labeller's").
 
     n_states (int): latent states per symbol of every member.
     random_state (int | None): seeds every member's SVD and k-means.
@@ -411,9 +413,9 @@ def make_recommended_transforms(
     binarisation, h_markov 1, v_markov 1 (no parent annotation), function tags kept;
     head rules follow the training data.
 
-    keep_functions (bool): keep function tags (NP-SBJ in the parses). False: about
-        1.5 F1 more on brackets on ptb_sample test (86.50 against 84.85), no function
-        labels.
+    keep_functions (bool): keep function tags (NP-SBJ in the parses). False: more
+        accurate brackets on ptb_sample test, no function labels (BENCHMARKS.md
+        "Latent estimators: ptb_sample test").
     RETURNS (dict[str, Any]): the TransformSpec settings.
     """
     return replace(RECOMMENDED, keep_functions=keep_functions).transforms()
@@ -427,7 +429,9 @@ def make_seed_product(
     random_state: int | None = LATENT.random_state,
 ) -> "SeedProduct":
     """Split-merge grammars from seeds random_state, random_state + 1, ... decoded as one
-    product (Petrov 2010): on ptb_sample, 3 seeds score 87.43 test F1 (one: 85.67).
+    product (Petrov 2010): on ptb_sample, 3 seeds score well above one in test F1
+    (BENCHMARKS.md "Products of split-merge seeds against the Berkeley parser
+    (ptb_sample)").
 
     Every seed's settings are a nested block (the component sets their ``transform``
     and ``language``; the Berkeley parser's are X-bar, see

@@ -16,9 +16,10 @@ the default (``init="spectral"``) gives weight ``init_weight`` to the trees of
 the spectral learner (``spectral``, fitted on all the given sentences) and the
 rest to the split-uniform posteriors. EM then climbs from a consistent
 estimate instead of a uniform one, a remedy for the local optima Parikh, Cohen & Xing (2014)
-finds in CCM. On ptb_sample it gains 0-1 F1 at <= 10 words and 5 at <= 40 over
-the better of its parents; on Spanish and Icelandic the spectral learner alone
-scores higher (BENCHMARKS.md "unsupervised"). Smoothing: each multinomial gets
+finds in CCM. On ptb_sample it matches or slightly beats the better of its parents
+at <= 10 words and beats it clearly at <= 40; on Spanish and Icelandic the spectral
+learner alone scores higher (BENCHMARKS.md "Unsupervised bracketing: spectral, CCM
+and branching baselines"). Smoothing: each multinomial gets
 ``smoothing`` extra counts per type, constituent and distituent ones separately
 (the paper's "extra constituent / distituent counts"; 2 and 8 after paper
 002); an unseen yield or context at parse time is a type with the extra counts
@@ -69,7 +70,8 @@ class CCM(Bracketer):
         Manning's initialiser alone).
     init_weight (float): the spectral trees' share of the first posteriors
         (``init="spectral"``): 0.5, the best on ptb_sample's <= 10-word sentences
-        among 0.2, 0.5 and 1 (62.9 F1 against 61.9 and 60.6).
+        among 0.2, 0.5 and 1 (BENCHMARKS.md "Unsupervised bracketing: spectral, CCM
+        and branching baselines" scores it).
     tol (float): stop when the mean log-likelihood per sentence gains less.
 
     Fitted attributes: ``tag_index_``, ``yield_hashes_`` (sorted), ``phi_yield_``

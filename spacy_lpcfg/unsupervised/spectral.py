@@ -44,9 +44,10 @@ class SpectralBracketer(Bracketer):
 
     rank (int): m, the number of singular values in the metric. The paper's 7 was
         tuned on the full WSJ; tuned the same way (ptb_sample, <= 10 words), 3 is
-        best here (59.8 F1 against 55.5 for 7, 57.9 for 4 and 61.0 for 2, which
-        loses 0.7 at <= 40 words and 1.8 on Floresta: fewer sentences, noisier
-        small singular values).
+        best here: it beats 7 and 4 there, and 2, slightly higher there, loses
+        at <= 40 words and on Floresta (fewer sentences, noisier small singular
+        values; rank 3's scores: BENCHMARKS.md "Unsupervised bracketing: spectral,
+        CCM and branching baselines").
     bandwidth (float): the kernel's γ (paper: 0.4).
     embedding_dim (int): the size of the learned word vectors (without ``vectors``).
     n_contexts (int): distinct neighbour words in the embeddings' context counts.
@@ -56,7 +57,8 @@ class SpectralBracketer(Bracketer):
     center (bool): subtract from each word vector the mean vector of its key tag,
         so that the covariances measure how words vary together given their
         tags. The paper's are uncentred; centred ones score higher everywhere
-        we measured (BENCHMARKS.md "unsupervised").
+        we measured (BENCHMARKS.md "Unsupervised bracketing: spectral, CCM and
+        branching baselines").
     coarse_tags (bool): key the covariances by word class (``tagsets.coarse_tag``:
         universal tags for the Penn tags, as the paper does) instead of the tags.
     top_bracket (str): "heuristic" (the paper's section 4.1), "cost" (the top
