@@ -1,7 +1,7 @@
 """Training recipes: an estimator, its hyperparameters and the tree transforms, as code.
 
 A ``Recipe`` holds what the options of ``spacy-lpcfg train`` choose. ``Recipe()``
-is the defaults (``defaults.py``: the treebank PCFG); ``RECOMMENDED`` is the most
+is the defaults (``defaults.py``: the four-way combination); ``RECOMMENDED`` is the most
 accurate recipe with function labels that trains in minutes, measured on ptb_sample
 (BENCHMARKS.md "Latent estimators: ptb_sample test"). It is what
 ``train --recipe recommended`` fits, what the registered

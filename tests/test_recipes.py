@@ -227,7 +227,7 @@ def test_recipes_cli_options_replace_the_recipes_values(tmp_path, data_dir):
 
 def test_recipes_cli_default_is_the_split_merge_product_with_a_labeller(tmp_path, data_dir):
     """train without options: three split-merge seeds over X-bar trees, decoded as one
-    product, with a function labeller (BENCHMARKS.md "defaults")."""
+    product, with a function labeller (BENCHMARKS.md "Defaults: candidate recipes on the four treebanks")."""
     model_dir = tmp_path / "default"
     result = _invoke("train", "ptb_sample", model_dir, "--limit", "40", "--data-dir", data_dir)
     assert result.exit_code == 0, result.output

@@ -157,8 +157,8 @@ class LatentEstimator(TreebankEstimator, ProjectingEstimator):
     n_states (int | Mapping[str, int]): latent states per symbol (a mapping from
         symbol names; unlisted symbols get 1), capped by the data.
     transform (TransformSpec | dict | None): tree transforms. Defaults to TransformSpec()
-        (parent annotation, which every treebank supports; without it, v_markov=1,
-        clustering gained 0.7 to 1 F1 on the PTB sample dev set, see BENCHMARKS.md).
+        (parent annotation, which every treebank supports; clustering did better without
+        it on the PTB sample dev set: BENCHMARKS.md "Latent estimators: ptb_sample test").
     kappa (float): feature-scaling pseudo-count (Cohen et al. 2013). Defaults to 5.
     word_threshold (int): words this frequent are their own word class in features.
     min_count_per_state (float): a symbol gets at most count / this states.

@@ -49,7 +49,8 @@ class NoisyEnsemble(ProjectingEstimator):
         ClusteringEstimator().
     n_models (int): K. Defaults to 8.
     noise (str): "dropout", "gaussian" or "multiplicative". Defaults to "gaussian"
-        (with 0.3, the best of those tried on the PTB sample dev set, BENCHMARKS.md).
+        (with 0.3, the best of those tried on the PTB sample dev set: BENCHMARKS.md
+        "Latent estimators: ptb_sample test").
     noise_scale (float): dropout probability, or standard deviation of the noise
         relative to the projections. Defaults to 0.3.
     random_state (int | np.random.Generator | None): seeds the SVD, the noise and k-means.
