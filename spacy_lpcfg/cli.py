@@ -1083,11 +1083,13 @@ def _check_model_dir(model_dir: Path) -> None:
 
 def _installed_pipeline_model(name: Path) -> Path:
     """The model of an installed pipeline package named ``name`` (``en_lpcfg_ptb_sample``,
-    as ``spacy.load`` takes it) when no such path exists, else ``name``. The package is
-    imported, as ``spacy.load`` does: one built by projects/pipelines then seeds numba's
-    cache with its compiled kernels (``kernel_cache``), sparing the first parse compiling."""
-    import importlib
+    as ``spacy.load`` takes it) when no such path exists, else ``name``. The compiled
+    kernels such a package ships (``kernels/``, projects/pipelines) seed numba's cache,
+    as importing the package would (without importing spaCy, which that costs), sparing
+    the first parse compiling. An installed package is code, trusted as its import is."""
     import importlib.util
+
+    from . import kernel_cache
 
     text = str(name)
     if name.exists() or not text.isidentifier():
@@ -1100,7 +1102,8 @@ def _installed_pipeline_model(name: Path) -> Path:
     models = sorted(Path(folders[0]).glob("*/lpcfg_parser/model")) if folders else []
     if len(models) != 1:
         return name
-    importlib.import_module(text)
+    for kernels in sorted(Path(folders[0]).glob("*/kernels")):
+        kernel_cache.seed(kernels)
     return models[0]
 
 
