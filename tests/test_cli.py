@@ -407,7 +407,7 @@ def test_evaluate_unlabeled_scores_bracketings(tmp_path):
 def test_train_and_parse_with_an_unsupervised_bracketer(tmp_path, data_dir):
     """--estimator spectral_unsup reads only words and tags; parse gives one unlabelled
     tree per line over the same words; a baseline name works the same way."""
-    from spacy_lpcfg.cli import BRACKETER_NAMES
+    from spacy_lpcfg.training import BRACKETER_NAMES
     from spacy_lpcfg.unsupervised import BRACKETERS
 
     assert set(BRACKETER_NAMES) == set(BRACKETERS)

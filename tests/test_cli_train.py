@@ -95,7 +95,7 @@ def test_train_rejects_a_limit_below_one_before_any_work(tmp_path, monkeypatch, 
     def no_reading(*args):
         raise AssertionError("read the treebank before checking --limit")
 
-    monkeypatch.setattr("spacy_lpcfg.cli._read_training_trees", no_reading)
+    monkeypatch.setattr("spacy_lpcfg.training.read_training_trees", no_reading)
     model_dir = tmp_path / "m"
     result = _invoke("train", "no_such_corpus", model_dir, "--limit", limit)
     message = _fails_cleanly(result, "--limit", f"not {limit}")
@@ -104,7 +104,7 @@ def test_train_rejects_a_limit_below_one_before_any_work(tmp_path, monkeypatch, 
 
 
 def test_train_refuses_a_directory_that_is_not_a_model_before_reading(tmp_path, monkeypatch):
-    monkeypatch.setattr("spacy_lpcfg.cli._read_training_trees", lambda *a: 1 / 0)
+    monkeypatch.setattr("spacy_lpcfg.training.read_training_trees", lambda *a: 1 / 0)
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "todo.txt").write_text("keep me")

@@ -12,9 +12,10 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from spacy_lpcfg.cli import _checkpoint_dir, app
+from spacy_lpcfg.cli import app
 from spacy_lpcfg.estimators.split_merge import ShardedTreebank
 from spacy_lpcfg.grammar.model import ParsingModel
+from spacy_lpcfg.training import checkpoint_dir
 
 runner = CliRunner()
 
@@ -39,7 +40,7 @@ def test_ctrl_c_keeps_the_last_cycle_and_resume_finishes_the_same_model(
     whole = tmp_path / "whole"
     result = _train(whole, train_args, "--n-cycles", "2")
     assert result.exit_code == 0, result.output
-    assert not _checkpoint_dir(whole).exists()  # gone once the model is written
+    assert not checkpoint_dir(whole).exists()  # gone once the model is written
 
     out = tmp_path / "model"
     calls = []
@@ -54,7 +55,7 @@ def test_ctrl_c_keeps_the_last_cycle_and_resume_finishes_the_same_model(
     monkeypatch.setattr(ShardedTreebank, "merge_losses", interrupted)
     result = _train(out, train_args, "--n-cycles", "2")
     assert result.exit_code == 130, result.output
-    folder = _checkpoint_dir(out)
+    folder = checkpoint_dir(out)
     assert f"cycle 1 is checkpointed in {folder}" in result.stderr
     assert "--resume" in result.stderr
     assert not out.exists() and (folder / "checkpoint.json").is_file()
@@ -120,7 +121,7 @@ def test_a_product_checkpoints_its_seeds_and_resumes_each(tmp_path, train_args, 
     monkeypatch.setattr(ShardedTreebank, "merge_losses", interrupted)
     result = _train(out, train_args, *options)
     assert result.exit_code == 130, result.output
-    folder = _checkpoint_dir(out)
+    folder = checkpoint_dir(out)
     message = " ".join(result.stderr.split())  # the console wraps long lines
     assert f"the last complete cycles (seed0: 1, seed1: none) are checkpointed in {folder}" in (
         message
@@ -194,7 +195,7 @@ def test_sigint_in_a_cycle_exits_130_and_resume_finishes(tmp_path, data_dir):
     """A real Ctrl-C, most likely inside a numba kernel (where numba reports it as a
     SystemError): exit 130 with the resume hint, no traceback; --resume then finishes."""
     out = tmp_path / "model"
-    folder = _checkpoint_dir(out)
+    folder = checkpoint_dir(out)
     command = [sys.executable, "-m", "spacy_lpcfg", "train", "ptb_sample", str(out)]
     options = ["--estimator", "split_merge", "--n-cycles", "3", "--limit", "800", "-q"]
     options += ["--data-dir", str(data_dir)]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from spacy_lpcfg.cli import _checkpoint_dir, app
+from spacy_lpcfg.cli import app
 from spacy_lpcfg.estimators import MLEEstimator
 from spacy_lpcfg.estimators.split_merge import SplitMergeEstimator
 from spacy_lpcfg.grammar.model import ParsingModel
@@ -23,6 +23,7 @@ from spacy_lpcfg.plots import (
     select_training_symbols,
     training_figure,
 )
+from spacy_lpcfg.training import checkpoint_dir
 from spacy_lpcfg.trees import Tree
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -299,7 +300,7 @@ def test_cli_plot_training_of_a_run_in_progress(tmp_path):
     """A MODEL_DIR that train has not written yet: the checkpoints beside it."""
     pytest.importorskip("matplotlib")
     model = tmp_path / "model"
-    folder = _checkpoint_dir(model)
+    folder = checkpoint_dir(model)
     SplitMergeEstimator(n_cycles=2, checkpoint_dir=folder, **SETTINGS).fit(TREES)
     record = json.loads((folder / "checkpoint.json").read_text())
     assert len(record["history"]["n_states"]) == 2

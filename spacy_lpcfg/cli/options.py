@@ -1,0 +1,54 @@
+"""Options that several commands share, declared once so that they read the same."""
+
+from __future__ import annotations
+
+import typer
+
+from .. import defaults
+
+DATA_DIR_OPTION = typer.Option(
+    None,
+    "--data-dir",
+    help="Treebank data directory (default: $SPACY_LPCFG_DATA).",
+    show_default=False,
+)
+JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object (a summary).")
+QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No summary line (errors still show).")
+TREEBANK_ENCODING_OPTION = typer.Option(
+    None,
+    "--encoding",
+    help="Encoding of a treebank path's files (default: UTF-8; Floresta and CESS-ESP "
+    "files: latin-1). Named corpora are read in their own.",
+    show_default=False,
+)
+LANGUAGE_OPTION = typer.Option(
+    None,
+    "--language",
+    help=f"Language code (default: corpus's, else {defaults.LEXICON.language}).",
+)
+TRAIN_LIMIT_OPTION = typer.Option(
+    None, "--limit", help="Train on the first N (>= 1) trees only.", show_default=False
+)
+
+# The decoding options of parse, test and render.
+PARSER_OPTIONS = {
+    "decoder": typer.Option(
+        defaults.DECODER,
+        "--decoder",
+        help="max_rule, variational, viterbi, mbr, product or product_mbr (ensembles); "
+        "auto: product_mbr for an ensemble, mbr for a latent or spectral model (unary "
+        "chains collapsed), else max_rule.",
+    ),
+    "threshold": typer.Option(
+        defaults.PRUNE_THRESHOLD, "--prune-threshold", help="Posterior threshold of pruning."
+    ),
+    "max_length": typer.Option(
+        defaults.MAX_LENGTH, "--max-length", help="Longer sentences get a flat tree."
+    ),
+    "member_threshold": typer.Option(
+        defaults.MEMBER_PRUNE_THRESHOLD,
+        "--member-threshold",
+        help="Ensembles: members after the first parse the items whose posterior under "
+        "the first is above this (0: all parse the pruning passes' items).",
+    ),
+}
