@@ -271,6 +271,7 @@ def open_treebank(
     options: NormalizeOptions | None = None,
     format: str = "auto",
     encoding: str | None = None,
+    bracket_scheme: str = "penn",
 ) -> tuple[list[Tree], str]:
     """The trees of a registered corpus (split) or of a treebank file or directory.
 
@@ -278,6 +279,8 @@ def open_treebank(
     format (str): the format of a path (``"auto"`` detects it).
     encoding (str | None): the encoding of a path's files (None: the format's own, see
         ``TreebankReader``); corpora are read in their own encodings.
+    bracket_scheme (str): the label scheme of a path's files in Penn brackets
+        (``TreebankReader``); corpora have their own.
     RETURNS (tuple[list[Tree], str]): the trees (at least one) and the name of their
         label scheme.
     RAISES ValueError: an unknown corpus or split, a path that does not exist, an
@@ -301,7 +304,9 @@ def open_treebank(
             raise ValueError(Errors.E021.format(name=name_or_path, known=known))
         raise ValueError(Errors.E006.format(name=name_or_path, known=known))
     options = options or NormalizeOptions(keep_functions=keep_functions)
-    reader = TreebankReader(path, format, options=options, encoding=encoding)
+    reader = TreebankReader(
+        path, format, options=options, encoding=encoding, bracket_scheme=bracket_scheme
+    )
     trees = list(reader)
     if not trees:
         raise ValueError(Errors.E022.format(path=path, reason=_NO_TREES))

@@ -50,15 +50,20 @@ def test_command(
         params_file = Path(params) if params not in ("collins", "spmrl") else None
         inputs = [model_dir, params_file, *corpus_inputs(corpus, data_dir)]
         refuse_overwrite(output, "the parses", inputs)
+    parser = load_parser(
+        model_dir, decoder, threshold, max_length, member_threshold=member_threshold
+    )
     try:
-        gold, scheme = open_treebank(corpus, split, data_dir=data_dir, encoding=encoding)
+        # Penn brackets are every treebank's exchange format: a file of them holds the
+        # model's labels (SUBJ+np for a Floresta model), read and scored as such.
+        bracket_scheme = parser.model.label_scheme
+        gold, scheme = open_treebank(
+            corpus, split, data_dir=data_dir, encoding=encoding, bracket_scheme=bracket_scheme
+        )
         evalb = get_params(params)
     except (OSError, ValueError) as err:  # missing data, bad files, bad parameters
         fail(str(err))
     gold = gold[:limit]
-    parser = load_parser(
-        model_dir, decoder, threshold, max_length, member_threshold=member_threshold
-    )
     scores = evaluate(parser, gold, scheme=scheme, params=evalb, progress=True)
     if as_json:
         print_json(scores.to_dict())

@@ -50,6 +50,9 @@ class TreebankReader:
         (UTF-8 for ``penn`` and ``psd``, ISO-8859-1 for ``floresta`` and ``cess``).
         A UTF-8 byte-order mark is ignored. An undecodable byte raises
         ``TreebankFormatError`` naming file, line and column.
+    bracket_scheme (str): the label scheme of files in Penn brackets, every
+        treebank's exchange format: "penn" (the default), or e.g. "floresta" for
+        Floresta trees written out in brackets (``SUBJ+np``), normalised as such.
 
     After (or during) an iteration, ``skipped`` lists ``(file, line, message)`` for
     each tree (or file) skipped with ``errors="skip"``.
@@ -63,6 +66,7 @@ class TreebankReader:
         errors: str = "raise",
         options: NormalizeOptions = NormalizeOptions(),
         encoding: str | None = None,
+        bracket_scheme: str = FORMATS["penn"],
     ):
         if format != "auto" and format not in FORMATS:
             raise ValueError(Errors.E003.format(name=format, known=", ".join(["auto", *FORMATS])))
@@ -77,13 +81,19 @@ class TreebankReader:
         self.encoding = encoding
         if encoding is not None:
             check_encoding(encoding)
+        if bracket_scheme not in set(FORMATS.values()):
+            known = ", ".join(sorted(set(FORMATS.values())))
+            raise ValueError(
+                Errors.E012.format(value=bracket_scheme, name="bracket_scheme", expected=known)
+            )
+        self._schemes = {**FORMATS, "penn": bracket_scheme}
         self.files = treebank_files(self.path)
         self.skipped: list[tuple[str, int | None, str]] = []
 
     @property
     def scheme(self) -> str:
         """The label scheme name of the files (an error if they differ)."""
-        schemes = {FORMATS[self._format_of(file)] for file in self.files}
+        schemes = {self._schemes[self._format_of(file)] for file in self.files}
         if len(schemes) != 1:
             raise ValueError(Errors.E019.format(path=self.path, schemes=", ".join(sorted(schemes))))
         return schemes.pop()
@@ -105,7 +115,7 @@ class TreebankReader:
         except TreebankFormatError as error:
             self._on_error(error)
             return
-        scheme = FORMATS[name]
+        scheme = self._schemes[name]
         units = module.read_units(text.split("\n"), str(file), self._on_error)
         while True:
             with _gc_paused():
