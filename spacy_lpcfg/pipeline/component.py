@@ -197,7 +197,8 @@ class LPCFGParser(Pipe):
     transforms (dict[str, Any]): ``TransformSpec`` settings; ``scheme`` and
         ``head_rules`` default to the training data's.
     decoder (str): "max_rule", "variational", "viterbi", "mbr", "product",
-        "product_mbr" or "auto" (the model's: "product_mbr" for an ensemble, "mbr"
+        "product_mbr", "dual" (dual decomposition of a model with members, as
+        ``spacy-lpcfg combine`` writes them) or "auto" (the model's: "product_mbr" for an ensemble, "mbr"
         for a signed grammar, as spectral ones are, and for one with latent states
         over collapsed unary chains, else "max_rule"; ``decode.parser.default_decoder``).
     prune_threshold (float | None): coarse-to-fine pruning threshold; None is the
@@ -253,13 +254,16 @@ class LPCFGParser(Pipe):
         check_model: bool = True,
     ):
         # The engine (numba) is imported only when a parser is made.
+        from ..decode.members import MEMBER_DECODERS
         from ..decode.parser import AUTO
         from ..decode.registry import DECODERS
 
         if model is not None and check_model:
             check_model_directory(Path(model), name)
         _check_prune_threshold(prune_threshold, name)
-        _check_choice("decoder", decoder, (AUTO, *DECODERS))
+        # a model's own check comes when the parser is built: "dual" is for models with
+        # members (spacy-lpcfg combine), the others for single grammars and ensembles
+        _check_choice("decoder", decoder, tuple(dict.fromkeys((AUTO, *DECODERS, *MEMBER_DECODERS))))
         _check_choice("use_tags", use_tags, USE_TAGS)
         _check_choice("write_tags", write_tags, WRITE_TAGS)
         _check_choice("missing_sentences", missing_sentences, MISSING_SENTENCES)

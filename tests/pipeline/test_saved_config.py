@@ -145,3 +145,19 @@ rare_threshold = 2
     assert len(model.parts) == 2
     assert [part.transform.binarization for part in model.parts] == ["right", "left"]
     assert nlp("The cat sat .").spans["constituents"]
+
+
+def test_the_component_decodes_a_combined_model_by_dual_decomposition(trees, tmp_path):
+    """decoder = "dual", as ``spacy-lpcfg test --decoder dual`` takes it."""
+    from spacy_lpcfg.decode import Parser
+
+    combined = _combined(trees)
+    combined.to_disk(tmp_path / "combined")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lpcfg_parser", config={"model": str(tmp_path / "combined"), "decoder": "dual"})
+    doc = nlp("The cat sat on the mat .")
+    expected = Parser(combined, decoder="dual").parse("The cat sat on the mat .".split()).tree
+    found = [(span.label_, span.start, span.end) for span in doc.spans["constituents"]]
+    assert found == expected.spans(include_root=False)
+    with pytest.raises(ValueError, match="decoder"):
+        spacy.blank("en").add_pipe("lpcfg_parser", config={"decoder": "no_such_decoder"})
