@@ -22,7 +22,12 @@ def main() -> None:
         _interrupted(err)
     except SystemExit as done:
         cause = _interruption(done)
-        if cause is None or getattr(cause, "reported", False):
+        if cause is None:
+            raise
+        if getattr(cause, "reported", False):  # said once: exit, whatever comes now
+            from .interrupts import ignore_further_signals
+
+            ignore_further_signals()
             raise
         _interrupted(cause)
 
@@ -36,8 +41,9 @@ def _interruption(done: BaseException) -> KeyboardInterrupt | None:
 
 
 def _interrupted(err: KeyboardInterrupt) -> None:
-    from .interrupts import Terminated, exit_status
+    from .interrupts import Terminated, exit_status, ignore_further_signals
 
     what = "terminated (SIGTERM)" if isinstance(err, Terminated) else "interrupted"
+    ignore_further_signals()
     sys.stderr.write(f"{what}: stopped before the end\n")
     sys.exit(exit_status(err))

@@ -44,6 +44,16 @@ def exit_status(error: BaseException) -> int:
     return 128 + (signal.SIGTERM if isinstance(error, Terminated) else signal.SIGINT)
 
 
+def ignore_further_signals() -> None:
+    """Ignore SIGINT and SIGTERM from now on: the command line calls it once it has
+    reported an interruption and is exiting with ``exit_status``, so that a second
+    signal (or a late one still pending) cannot turn that exit into another
+    interruption or a kill by the signal's default action."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in _DEFERRED:
+            signal.signal(sig, signal.SIG_IGN)
+
+
 @contextmanager
 def kernel_calls() -> Iterator[None]:
     """Hold back SIGINT and SIGTERM (those with a Python handler) while the block runs

@@ -406,3 +406,16 @@ def test_parse_kbest_writes_k_scored_trees_then_an_empty_line(work, tmp_path):
     assert _invoke("parse", work / "ptb", text, "--kbest", "0").exit_code == 2
     unsupported = _invoke("parse", work / "ptb", text, "--kbest", "2", "--decoder", "mbr")
     assert unsupported.exit_code == 2 and "E330" in unsupported.stderr
+
+
+def test_once_an_interruption_is_reported_further_signals_are_ignored():
+    """The executable ignores SIGINT and SIGTERM once it has said "interrupted" and is
+    exiting: a second signal cannot turn exit 130 into a kill by the default action."""
+    code = (
+        "import os, signal; from spacy_lpcfg.interrupts import ignore_further_signals\n"
+        "ignore_further_signals()\n"
+        "os.kill(os.getpid(), signal.SIGINT); os.kill(os.getpid(), signal.SIGTERM)\n"
+        "print('still here')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "still here\n"), done.stderr
