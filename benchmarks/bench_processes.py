@@ -28,6 +28,13 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench_processes"))
     parser.add_argument("--repeat-text", type=int, default=8)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="nlp.pipe's batch_size (default: the pipeline's, 1000)",
+    )
+    parser.add_argument("--only", choices=("parse", "nlp.pipe"), default=None)
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
 
@@ -47,7 +54,7 @@ def main() -> None:
     text_file = args.work / "sentences.txt"
     text_file.write_text("\n".join(sentences) + "\n", encoding="utf-8")
     rows = []
-    for n_process in (1, 2):
+    for n_process in (1, 2) if args.only != "nlp.pipe" else ():
         command = [
             "spacy-lpcfg",
             "parse",
@@ -57,8 +64,10 @@ def main() -> None:
             str(n_process),
         ]
         rows.append(("parse", n_process, _median(args.runs, lambda c=command: _run(c))))
-    for n_process in (1, 2):
-        seconds = _median(args.runs, lambda n=n_process: _pipe(model, sentences, n))
+    for n_process in (1, 2) if args.only != "parse" else ():
+        seconds = _median(
+            args.runs, lambda n=n_process: _pipe(model, sentences, n, args.batch_size)
+        )
         rows.append(("nlp.pipe", n_process, seconds))
     body = report(rows, args, len(sentences), model)
     print(body)
@@ -70,13 +79,13 @@ def _run(command: list[str]) -> None:
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
 
-def _pipe(model: Path, texts: list[str], n_process: int) -> None:
+def _pipe(model: Path, texts: list[str], n_process: int, batch_size: int | None) -> None:
     import spacy
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("lpcfg_parser", config={"model": str(model)})
-    for _ in nlp.pipe(texts, n_process=n_process, batch_size=64):
+    for _ in nlp.pipe(texts, n_process=n_process, batch_size=batch_size):
         pass
 
 
@@ -90,6 +99,7 @@ def _median(runs: int, job) -> float:
 
 
 def report(rows, args, n_sentences: int, model: Path) -> str:
+    batch = args.batch_size or "the pipeline's (1000)"
     lines = [
         "## Throughput: one and two processes",
         "",
@@ -97,7 +107,9 @@ def report(rows, args, n_sentences: int, model: Path) -> str:
         + (f" --model {args.model}" if args.model else "")
         + f" --repeat-text {args.repeat_text} --runs "
         f"{args.runs}`: {n_sentences:,} sentences (ptb_sample test, repeated), model "
-        f"`{model.name}`; wall clock with start-up, median of {args.runs} runs.",
+        f"`{model.name}`; `nlp.pipe` (sentencizer + lpcfg_parser) with batch_size "
+        f"{batch}; wall clock with start-up (model read, numba kernels loaded from the "
+        f"cache), median of {args.runs} runs.",
         "",
         "| how | processes | seconds | sentences/s | speed-up |",
         "|---|---:|---:|---:|---:|",
