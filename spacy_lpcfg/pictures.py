@@ -398,13 +398,13 @@ def layout_tree(
     for leaf, node in enumerate(nodes.leaf_node):
         for depth in range(nodes.depth[node], tag_row):
             for other in rows.get(depth, ()):
-                left = x[other] - widths[other] / 2 - clearance
-                right = x[other] + widths[other] / 2 + clearance
-                if left < x[node] < right:
+                low = x[other] - widths[other] / 2 - clearance
+                high = x[other] + widths[other] / 2 + clearance
+                if low < x[node] < high:
                     if nodes.last[other] < leaf:  # the label is left of the drop
-                        columns.widen_after(nodes.last[other], right - x[node])
+                        columns.widen_after(nodes.last[other], high - x[node])
                     else:
-                        columns.widen_after(nodes.first[other] - 1, x[node] - left)
+                        columns.widen_after(nodes.first[other] - 1, x[node] - low)
                     x = columns.positions()
 
     # Rows top to bottom; then everything shifted right of the margin.
@@ -458,7 +458,7 @@ def layout_tree(
         top = boxes[box_of[index]]
         if index in word_box:
             below = boxes[word_box[index]]
-            points = ((top.x, top.bottom), (below.x, below.top))
+            points: tuple[tuple[float, float], ...] = ((top.x, top.bottom), (below.x, below.top))
             lines.append(Line(box_of[index], word_box[index], points))
             continue
         for kid in nodes.children[index]:
@@ -605,7 +605,7 @@ def as_trees(obj: Tree | str | Iterable[Tree]) -> list[Tree]:
             return trees
         if not trees:
             raise ValueError(Errors.E704.format(what="an empty sequence"))
-        obj = bad
+        raise TypeError(Errors.E703.format(kind=type(bad).__name__))
     raise TypeError(Errors.E703.format(kind=type(obj).__name__))
 
 

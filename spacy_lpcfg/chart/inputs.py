@@ -6,7 +6,7 @@ import functools
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -100,9 +100,13 @@ def per_grammar(build: Callable[[LPCFG], T]) -> Callable[[LPCFG], T]:
         key = (id(grammar), build.__qualname__)
         found = _CACHE.get(key)
         if found is not None and found[0]() is grammar:
-            return found[1]
+            return cast(T, found[1])
         value = build(grammar)
-        _CACHE[key] = (weakref.ref(grammar, lambda _, key=key: _CACHE.pop(key, None)), value)
+
+        def forget(_: weakref.ref, key: tuple[int, str] = key) -> None:
+            _CACHE.pop(key, None)
+
+        _CACHE[key] = (weakref.ref(grammar, forget), value)
         return value
 
     return cached
@@ -282,9 +286,9 @@ def mask_arrays(mask: Mask, n_words: int, n_symbols: int) -> tuple:
                 detail=f"got {array.dtype} array of shape {array.shape}, expected bool {expected}"
             )
         )
-    offsets, members = members or column_members(columns, n_columns)
+    offsets, member_ids = members or column_members(columns, n_columns)
     if n_columns % 8:
         padded = np.zeros(expected[:2] + (n_columns + 8 - n_columns % 8,), dtype=np.bool_)
         padded[:, :, :n_columns] = array
         array = padded
-    return True, np.ascontiguousarray(array), columns, offsets, members
+    return True, np.ascontiguousarray(array), columns, offsets, member_ids

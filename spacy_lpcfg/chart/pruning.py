@@ -149,7 +149,7 @@ class PruningCascade:
         if not dense.has_parse:
             return PruningResult(None, (0,))
         mask = _keep(dense.posteriors, thresholds[0])
-        kept = [np.count_nonzero(mask)]
+        kept: list = [np.count_nonzero(mask)]
         for level, (columns, members), threshold in zip(
             self.levels[1:], self._columns, thresholds[1:]
         ):
@@ -158,7 +158,7 @@ class PruningCascade:
             kept.append(count)
             if mask is None:
                 return PruningResult(None, tuple(kept))
-        final: Mask = MergedMask(mask, *self._columns[-1])
+        final: MergedMask | None = MergedMask(mask, *self._columns[-1])
         if not self.one_state:
             mask, count = _refine(self.coarse, lexical, final, thresholds[-1])
             kept.append(count)

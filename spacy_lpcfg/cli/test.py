@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import cast
 
 import typer
 
+from ..trees import Tree
 from .checks import check_limit, check_model_dir, check_output_file, corpus_inputs, refuse_overwrite
 from .exits import fail, guarded
 from .options import DATA_DIR_OPTION, PARSER_OPTIONS, TREEBANK_ENCODING_OPTION
@@ -71,7 +73,7 @@ def test_command(
         sys.stdout.write(scores.evalb.format())
         typer.echo(
             f"{len(gold)} sentences in {scores.seconds:.1f} s "
-            f"({len(gold) / scores.seconds:.1f}/s), fallbacks: {dict(scores.fallbacks) or 0}; "
+            f"({len(gold) / cast(float, scores.seconds):.1f}/s), fallbacks: {dict(scores.fallbacks) or 0}; "
             f"F1 with function labels {scores.function_fscore:.2f}",
             err=True,
         )
@@ -82,7 +84,7 @@ def test_command(
                 f"sentences, {iterations / sentences:.1f} iterations on average",
                 err=True,
             )
-    trees = scores.parses
+    trees = cast("list[Tree]", scores.parses)  # evaluate's parses are all trees
     if output is not None:  # after the scores are out, so a late failure loses nothing
         try:
             output.write_text("".join(tree.pformat() + "\n" for tree in trees), encoding="utf-8")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -110,7 +111,7 @@ def anchored_scores(
         tag_scores=tag_scores[tag_kept],
         binary_rules=binary.rules[b_kept],
         binary_starts=binary.starts[b_kept],
-        binary_splits=binary.splits[b_kept],
+        binary_splits=cast(np.ndarray, binary.splits)[b_kept],  # rule posteriors have splits
         binary_ends=binary.ends[b_kept],
         binary_scores=binary_scores[b_kept],
         unary_rules=unary.rules[u_kept],
@@ -146,22 +147,36 @@ def sum_anchored_scores(parts: Sequence[AnchoredScores]) -> AnchoredScores:
     def radix(name: str) -> int:
         return 1 + max(int(getattr(part, name).max(initial=0)) for part in parts)
 
-    tags, tag_scores = _common_sums(
+    (positions, tags), tag_scores = _common_sums(
         [(part.tag_positions, part.tags) for part in parts],
         [part.tag_scores for part in parts],
         (span, radix("tags")),
     )
-    binary, binary_scores = _common_sums(
+    (rules, starts, splits, ends), binary_scores = _common_sums(
         [(p.binary_rules, p.binary_starts, p.binary_splits, p.binary_ends) for p in parts],
         [part.binary_scores for part in parts],
         (radix("binary_rules"), span, span, span),
     )
-    unary, unary_scores = _common_sums(
+    (u_rules, u_starts, u_ends), unary_scores = _common_sums(
         [(part.unary_rules, part.unary_starts, part.unary_ends) for part in parts],
         [part.unary_scores for part in parts],
         (radix("unary_rules"), span, span),
     )
-    return AnchoredScores(span - 1, *tags, tag_scores, *binary, binary_scores, *unary, unary_scores)
+    return AnchoredScores(
+        span - 1,
+        positions,
+        tags,
+        tag_scores,
+        rules,
+        starts,
+        splits,
+        ends,
+        binary_scores,
+        u_rules,
+        u_starts,
+        u_ends,
+        unary_scores,
+    )
 
 
 def _pack(columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.ndarray:

@@ -32,6 +32,7 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -343,7 +344,7 @@ class Parser:
                 raise ValueError(
                     Errors.E012.format(name="decoder", value=self.decoder, expected=expected)
                 )
-            options = {
+            options: dict[str, Any] = {
                 "prune_threshold": prune_threshold,
                 "member_threshold": member_threshold,
                 "levels": levels,
@@ -365,7 +366,7 @@ class Parser:
             self.known_tags = frozenset().union(*(p.known_tags for p in self._parts))
             self.members = [model.grammar]
             self._shared_rules = True
-            self.cascade = self._parts[0].cascade
+            self.cascade: PruningCascade = self._parts[0].cascade
             return
         self.decoder = default_decoder(model) if decoder == AUTO else decoder
         # The grammars decoded jointly by the ensemble decoders.
@@ -836,7 +837,8 @@ class Parser:
         if first:
             scope = " (Warned once per parser; its unknown_tags counts every such token.)"
             # the caller of parse/kbest: parse -> _checked_words -> here
-            warnings.warn(self.unknown_tags_warning(scope), stacklevel=4)
+            # unknown tags were just counted: a message, not None
+            warnings.warn(cast(str, self.unknown_tags_warning(scope)), stacklevel=4)
 
     def _decode(
         self,
@@ -885,7 +887,7 @@ class Parser:
         self._add("fallbacks", reason)
         grammar = self.cascade.coarse
         names = grammar.symbols.names
-        best_tags = {}
+        best_tags: dict[int, tuple[float, int]] = {}
         for position, tag, value in zip(
             coarse_lexical.positions.tolist(), coarse_lexical.tags.tolist(), coarse_lexical.values
         ):

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..chart import ChartPosteriors
+from ..chart import ChartPosteriors, MergedMask
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
 from .max_rule import max_rule_parse, variational_parse
@@ -57,7 +57,7 @@ class Decoder:
         self,
         grammars: Sequence[LPCFG],
         lexicals: Sequence[LexicalScores],
-        mask: np.ndarray | None = None,
+        mask: np.ndarray | MergedMask | None = None,
         *,
         posteriors: Sequence[ChartPosteriors] | None = None,
         span_scores: SpanScores | None = None,

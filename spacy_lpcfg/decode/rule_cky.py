@@ -126,8 +126,8 @@ def _item_ids(scores: AnchoredScores, binary_rows: np.ndarray, unary_rows: np.nd
         axis=1,
     )
     every = np.concatenate([tag_keys, binary_keys.ravel(), unary_keys.ravel()])
-    _, ids = np.unique(every, return_inverse=True)
-    ids = ids.astype(np.int32).ravel()
+    _, inverse = np.unique(every, return_inverse=True)
+    ids = inverse.astype(np.int32).ravel()
     n_tags, n_binary = len(tag_keys), binary_keys.size
     return (
         ids[:n_tags],

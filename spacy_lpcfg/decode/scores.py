@@ -65,7 +65,9 @@ def constituents(tree: Tree) -> list[Constituent]:
     return tree.spans(include_root=False)
 
 
-def with_posteriors(spans: Sequence[Constituent], posteriors: Sequence[float]) -> SpanPosteriors:
+def with_posteriors(
+    spans: Sequence[Constituent], posteriors: Sequence[float] | np.ndarray
+) -> SpanPosteriors:
     """``(label, start, end, posterior)`` per constituent."""
     return tuple(
         (label, start, end, float(value))

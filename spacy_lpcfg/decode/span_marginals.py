@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -97,9 +98,9 @@ def mean_marginals(parts: Sequence[SpanMarginals]) -> SpanMarginals:
     """The mean of aligned ``parts`` (same labels and tags, see ``aligned``)."""
     return SpanMarginals(
         parts[0].labels,
-        sum(part.marginals for part in parts) / len(parts),
+        cast(np.ndarray, sum(part.marginals for part in parts) / len(parts)),
         parts[0].tags,
-        sum(part.tag_marginals for part in parts) / len(parts),
+        cast(np.ndarray, sum(part.tag_marginals for part in parts) / len(parts)),
     )
 
 
@@ -108,7 +109,7 @@ def grouped_names(symbols: SymbolTable, kind: int) -> tuple[tuple[str, ...], np.
     """(stripped names, int64[n_symbols] column of each symbol of `kind` among them);
     cached, as grammars are decoded sentence after sentence."""
     ids = np.flatnonzero(symbols.kind_codes == kind)
-    stripped = [symbols.name(a).partition(PARENT_SEP)[0] for a in ids]
+    stripped = [symbols.name(cast(int, a)).partition(PARENT_SEP)[0] for a in ids]
     names = tuple(dict.fromkeys(stripped))
     index = {name: i for i, name in enumerate(names)}
     column = np.full(len(symbols), -1, dtype=np.int64)

@@ -272,15 +272,15 @@ def _indicator_matrix(
     """CSR (n_rows, D) with a 1 at each (row, feature); columns numbered template by template."""
     from scipy import sparse
 
-    rows, columns, offsets = [], [], [0]
+    row_parts, column_parts, offsets = [], [], [0]
     for keys in template_keys:
         present = np.flatnonzero(keys >= 0)
         values, codes = np.unique(keys[present], return_inverse=True)
-        rows.append(present)
-        columns.append(offsets[-1] + codes.reshape(-1))
+        row_parts.append(present)
+        column_parts.append(offsets[-1] + codes.reshape(-1))
         offsets.append(offsets[-1] + len(values))
-    rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    columns = np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64)
+    rows = np.concatenate(row_parts) if row_parts else np.zeros(0, dtype=np.int64)
+    columns = np.concatenate(column_parts) if column_parts else np.zeros(0, dtype=np.int64)
     order = np.lexsort((columns, rows))
     indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))])
     matrix = sparse.csr_matrix(
@@ -296,10 +296,10 @@ def _combine(*columns: np.ndarray) -> np.ndarray:
     Codes are mixed-radix numbers, renumbered densely when the next radix
     could overflow, so any number and size of columns works.
     """
-    columns = [np.asarray(column, dtype=np.int64) for column in columns]
-    missing = np.zeros(len(columns[0]), dtype=bool)
-    code = np.zeros(len(columns[0]), dtype=np.int64)
-    for column in columns:
+    arrays = [np.asarray(column, dtype=np.int64) for column in columns]
+    missing = np.zeros(len(arrays[0]), dtype=bool)
+    code = np.zeros(len(arrays[0]), dtype=np.int64)
+    for column in arrays:
         missing |= column < 0
         radix = int(column.max(initial=0)) + 1
         if int(code.max(initial=0)) >= (1 << 62) // max(radix, 1):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -129,6 +130,20 @@ class ProjectingEstimator(BaseEstimator):
     Subclasses have a ``random_state`` parameter and define ``_check_params``,
     ``_project(trees, random_state)`` and ``fit_projected(projected, *, random_state)``.
     """
+
+    random_state: int | np.random.Generator | None
+
+    if TYPE_CHECKING:  # the subclasses' methods, declared for the type checker only
+
+        def _check_params(self) -> None: ...
+
+        def _project(
+            self, trees: Iterable[Tree], random_state: np.random.Generator
+        ) -> ProjectedTreebank: ...
+
+        def fit_projected(
+            self, projected: ProjectedTreebank, *, random_state: np.random.Generator | None = None
+        ) -> Any: ...
 
     def fit(self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None):
         """Fit the grammar.

@@ -181,6 +181,15 @@ class TreebankEstimator(BaseEstimator):
 
     name = ""
 
+    signature: str
+    language: str
+    suffix_length: int
+    rare_threshold: int
+    open_class_threshold: int
+    smooth_threshold: int
+    word_smoothing: float
+    signature_smoothing: float
+
     def _make_lexicon(self) -> Lexicon:
         """An unfitted Lexicon with the estimator's settings (it checks them)."""
         return Lexicon(
@@ -235,6 +244,8 @@ class MLEEstimator(TreebankEstimator):
     """
 
     name = "mle"
+
+    transform: TransformSpec | Mapping | None
 
     def __init__(
         self,
@@ -324,7 +335,7 @@ def _symbol_table(
 
 
 def _rule_arrays(
-    rules: Mapping[tuple[str, ...], int], symbols: SymbolTable, arity: int
+    rules: Mapping[Any, int], symbols: SymbolTable, arity: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rules as sorted int32[R, arity] symbol ids, with their float64[R] counts."""
     index = {name: i for i, name in enumerate(symbols.names)}

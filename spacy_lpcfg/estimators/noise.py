@@ -23,6 +23,7 @@ members after it, listed in ``training["ensemble"]``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from .base import check_choice, check_number, clone
 from .clustering import ClusteringEstimator
 from .latent import ProjectedTreebank, ProjectingEstimator
 from .mle import json_params
-from .projections import Projections
+from .projections import Projections, SymbolFactors
 
 NOISES = ("dropout", "gaussian", "multiplicative")
 # "member 3/8:  25%|██▌       | [00:12<00:36]": the description counts the members
@@ -61,6 +62,11 @@ class NoisyEnsemble(ProjectingEstimator):
     """
 
     name = "noisy_clustering"
+
+    estimator: ClusteringEstimator | None
+    n_models: int
+    noise: str
+    noise_scale: float
 
     def __init__(
         self,
@@ -154,7 +160,8 @@ def noisy_projections(
             inside.append(y)
             outside.append(z)
         elif noise == "dropout":
-            factors = projections.factors[a]
+            # checked above; symbols with projections have their factors
+            factors = cast("tuple[SymbolFactors, ...]", projections.factors)[a]
             inside.append(
                 _dropout(factors.inside_features, scale, random_state) @ factors.inside_map
             )

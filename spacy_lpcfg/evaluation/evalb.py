@@ -21,7 +21,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from ..errors import Errors
 from ..trees.brackets import unescape_controls
@@ -82,7 +82,7 @@ class _Sentence:
 
     __slots__ = ("words", "tags", "brackets", "length", "quotes")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.words: list[str] = []
         self.tags: list[str] = []
         self.brackets: list[list] = []
@@ -170,7 +170,7 @@ def read_line(line: str, rules: Rules, error: Callable[[str], None]) -> _Sentenc
             open_brackets = [stack[i] for i in range(top)] if rules.quote_tags else ()
             sentence.add_terminal(cut(match["tag"]), cut(match["word"]), rules, open_brackets)
         elif kind == "open" or kind == "odd":
-            if kind == "odd" and _AFTER_ODD.match(line, match.end())["next"] != "(":
+            if kind == "odd" and cast(re.Match, _AFTER_ODD.match(line, match.end()))["next"] != "(":
                 error("More than two elements in a bracket")
             stack[top] = len(brackets)
             top += 1
@@ -250,7 +250,7 @@ class _Scorer:
                 if test_item is _END:
                     self.error("Number of lines unmatch (too many lines in gold file)")
                     break
-                self.score(gold_sentence, read(test_item))
+                self.score(gold_sentence, read(cast(Item, test_item)))
             else:
                 self.line = line + 1
                 if next(test_items, _END) is not _END:

@@ -108,7 +108,7 @@ def function_scores(
         raise ValueError(Errors.E015.format(gold=len(gold), test=len(test)))
     scheme = get_scheme(scheme)
     rules = Rules(get_params(params))
-    labelled = Counter()
+    labelled: Counter[str] = Counter()
     tags: dict[str, Counter] = defaultdict(Counter)
     scored = 0
     for gold_tree, test_tree in zip(gold, test):

@@ -12,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import Errors
 
 # Behaviours of each EVALB program that no .prm setting controls.
-PROGRAMS: dict[str, dict[str, object]] = {
+PROGRAMS: dict[str, dict[str, Any]] = {
     "evalb": {},
     "evalb_spmrl": {
         "delete_terminals": False,
@@ -114,7 +115,7 @@ class EvalbParams:
             raise ValueError(
                 Errors.E012.format(value=program, name="program", expected=" or ".join(PROGRAMS))
             )
-        settings: dict[str, object] = dict(PROGRAMS[program])
+        settings: dict[str, Any] = dict(PROGRAMS[program])
         lists: dict[str, list] = {
             "delete_labels": [],
             "delete_labels_for_length": [],

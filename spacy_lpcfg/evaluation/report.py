@@ -131,7 +131,7 @@ class Summary:
 
     @classmethod
     def from_rows(cls, rows: Iterable[SentenceScore]) -> Summary:
-        counts = Counter()
+        counts: Counter[str] = Counter()
         for row in rows:
             counts["sentences"] += 1
             if row.status == ERROR:

@@ -219,13 +219,13 @@ def estimate_emissions(
     n_open = len(classes.states)
     p_unknown = classes.distribution(classes.root)  # P(x | U) over classes.states
     entry_ids = {word: i for i, word in enumerate(known_sorted)}
-    own_entries, own_states, own_values = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], []
+    entry_parts, state_parts, value_parts = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], []
     for (word, tag), vector in known_counts.items():
-        own_entries.append(np.full(len(vector), entry_ids[word]))
-        own_states.append(np.arange(*states.bounds(tag)))
-        own_values.append(vector)
-    own_entries, own_states = np.concatenate(own_entries), np.concatenate(own_states)
-    own_values = np.concatenate(own_values) if own_values else np.zeros(0)
+        entry_parts.append(np.full(len(vector), entry_ids[word]))
+        state_parts.append(np.arange(*states.bounds(tag)))
+        value_parts.append(vector)
+    own_entries, own_states = np.concatenate(entry_parts), np.concatenate(state_parts)
+    own_values = np.concatenate(value_parts) if value_parts else np.zeros(0)
     entry_counts = np.bincount(own_entries, own_values, minlength=len(known_sorted))
     entry_counts = entry_counts.astype(np.float64)  # bincount of nothing gives int64
     smoothed = np.flatnonzero(entry_counts <= smooth_threshold)

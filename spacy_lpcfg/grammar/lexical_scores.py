@@ -43,16 +43,16 @@ class LexicalScores:
     def from_word_ids(cls, grammar: LPCFG, word_ids: Sequence[int]) -> LexicalScores:
         """The grammar's lexical rules for each word; id -1 (unknown) gives no entries."""
         order, word_offsets = grammar.lexical_word_index
-        rules, positions = [], []
+        rule_parts, positions = [], []
         for position, word in enumerate(word_ids):
             if word < 0:
                 continue
             if word >= len(grammar.words):
                 raise ValueError(Errors.E117.format(detail=f"word id {word} is not in the grammar"))
             found = order[word_offsets[word] : word_offsets[word + 1]]
-            rules.append(found)
+            rule_parts.append(found)
             positions.append(np.full(len(found), position, dtype=np.int32))
-        rules = np.concatenate(rules) if rules else np.zeros(0, dtype=np.int32)
+        rules = np.concatenate(rule_parts) if rule_parts else np.zeros(0, dtype=np.int32)
         starts = grammar.lexical_offsets[rules]
         sizes = grammar.lexical_offsets[rules + 1] - starts
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)

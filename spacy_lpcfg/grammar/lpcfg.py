@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -459,7 +460,9 @@ class LPCFG:
         if min(self._binary_values().min(initial=0), self.unary_weights.min(initial=0)) < 0:
             raise GrammarError(Errors.E112.format(detail="the grammar has negative weights"))
         state_offsets = np.concatenate([[0], np.cumsum(self.n_states, dtype=np.int64)])
-        rows, cols, values = [], [], []
+        rows: Any = []  # lists of blocks, concatenated below
+        cols: Any = []
+        values: Any = []
 
         def link(parent: int, child: int, block: np.ndarray) -> None:  # block (m_parent, m_child)
             parent_states, child_states = np.meshgrid(
@@ -527,11 +530,11 @@ class LPCFG:
             rules = getattr(self, f"{kind}_rules")
             coarse[f"{kind}_rules"] = rules
             coarse[f"{kind}_offsets"] = np.arange(len(rules) + 1, dtype=np.int64)
-            weights = self.binary_sparse if kind == "binary" else None
+            sparse_weights = self.binary_sparse if kind == "binary" else None
             coarse[f"{kind}_weights"] = _project_weights(
                 rules[:, 0],
                 getattr(self, f"{kind}_offsets"),
-                getattr(self, f"{kind}_weights") if weights is None else weights,
+                getattr(self, f"{kind}_weights") if sparse_weights is None else sparse_weights,
                 self.n_states,
                 flat_weights,
             )
@@ -608,7 +611,7 @@ class LPCFG:
             and self.nonzero_binary_weights() == other.nonzero_binary_weights()
         )
 
-    __hash__ = None  # equality compares arrays; grammars are not dict keys
+    __hash__ = None  # type: ignore[assignment]  # equality compares arrays; grammars are not dict keys
 
     def __repr__(self) -> str:
         return (

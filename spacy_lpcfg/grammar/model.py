@@ -630,7 +630,7 @@ class ParsingModel:
             return NotImplemented
         return self._members() == other._members()
 
-    __hash__ = None  # equality compares contents
+    __hash__ = None  # type: ignore[assignment]  # equality compares contents
 
     def __repr__(self) -> str:
         extra = f", {len(self.extra_grammars)} extra grammars" if self.extra_grammars else ""

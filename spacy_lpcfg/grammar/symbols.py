@@ -43,7 +43,7 @@ class SymbolTable:
         for name, kind in zip(self._names, self._kinds):
             if kind not in SYMBOL_KINDS:
                 raise GrammarError(Errors.E101.format(kind=kind, name=name, known=SYMBOL_KINDS))
-        self._index = {}
+        self._index: dict[str, int] = {}
         for i, name in enumerate(self._names):
             if name in self._index:
                 raise GrammarError(Errors.E103.format(name=name))

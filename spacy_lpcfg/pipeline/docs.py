@@ -83,6 +83,7 @@ class TokenNormalizer:
         """The treebank spelling of each token of one sentence."""
         out = []
         quotes = 0
+        candidates: Sequence[str]
         for text in texts:
             if text == '"' and text not in self.known:
                 candidates = CLOSING_QUOTES if quotes % 2 else OPENING_QUOTES

@@ -49,6 +49,7 @@ import warnings
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from spacy.tokens import Doc, Span, SpanGroup, Token
 
@@ -383,6 +384,7 @@ def install_extensions() -> None:
     names (spaCy would refuse benepar's registration otherwise): both parsers then
     keep working, ours as ``._.lpcfg_<name>`` (``_BeneparWatcher``).
     """
+    cls: Any  # Span or Token, each with its own getters
     for cls, getters in ((Span, SPAN_GETTERS), (Token, TOKEN_GETTERS)):
         for name, getter in getters.items():
             if not cls.has_extension(PREFIX + name):

@@ -208,9 +208,9 @@ def _convert(raw: RawNode, path, line) -> Tree:
         if isinstance(kids[0], str):
             if len(kids) != 1:
                 words = " ".join(kid if isinstance(kid, str) else "(...)" for kid in kids)
-                node = excerpt(f"({label} {words})")
+                shown = excerpt(f"({label} {words})")
                 raise TreebankFormatError(
-                    f"preterminal {node} must hold exactly one word", path=path, line=line
+                    f"preterminal {shown} must hold exactly one word", path=path, line=line
                 )
             out[-1].append(Tree(label, (), kids[0]))
             continue

@@ -146,21 +146,21 @@ def flatten(
         n_tokens = len(token_words)
         stack = [(tree, -1, 0)]
         while stack:
-            node, parent, depth = stack.pop()
+            node, parent_id, node_depth = stack.pop()
             me = len(labels)
             try:
                 labels.append(index[node.label])
             except KeyError:
                 raise ValueError(_fit_error(f"label '{node.label}' is not a symbol")) from None
-            parents.append(parent)
-            depths.append(depth)
+            parents.append(parent_id)
+            depths.append(node_depth)
             if node.word is not None:
                 token_words.append(word_index.setdefault(node.word, len(word_index)))
                 token_nodes.append(me)
             elif len(node.children) > 2:
                 raise ValueError(_fit_error(f"node '{node.label}' has more than two children"))
             else:
-                stack.extend((child, me, depth + 1) for child in reversed(node.children))
+                stack.extend((child, me, node_depth + 1) for child in reversed(node.children))
         lengths.append(len(token_words) - n_tokens)
     symbol = np.array(labels, dtype=np.int32)
     parent = np.array(parents, dtype=np.int64)

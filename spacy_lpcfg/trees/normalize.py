@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from .labels import LabelScheme, get_scheme
 from .tree import EMPTY_TAG, ROOT_LABEL, Tree
@@ -30,7 +31,7 @@ class NormalizeOptions:
 
 def map_phrase_labels(tree: Tree, relabel: Callable[[str], str]) -> Tree:
     """Apply ``relabel`` to every phrasal label below the root; preterminals are kept."""
-    return _rebuild(tree, relabel, remove_empty=False)
+    return cast(Tree, _rebuild(tree, relabel, remove_empty=False))  # nothing removed
 
 
 def strip_functions(tree: Tree, scheme: str | LabelScheme) -> Tree:

@@ -51,8 +51,8 @@ def treebank_stats(trees: Iterable[Tree], scheme: str | LabelScheme) -> dict:
         counts = _count_nodes(tree)
         if counts[3]:
             empty_elements += counts[3]
-            tree = normalize(tree, scheme, _REMOVE_EMPTY_ONLY)
-            counts = _count_nodes(tree) if tree is not None else ([], [], [], 0)
+            kept = normalize(tree, scheme, _REMOVE_EMPTY_ONLY)
+            counts = _count_nodes(kept) if kept is not None else ([], [], [], 0)
         tree_words, tree_tags, tree_phrases, _ = counts
         words.update(tree_words)
         tags.update(tree_tags)

@@ -118,6 +118,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from functools import lru_cache
+from typing import TypeGuard, cast
 
 from ..defaults import TRANSFORM
 from ..errors import Errors, TransformError
@@ -325,7 +326,8 @@ def _head(
     if binarization == "left":
         return len(children) - 1
     labels = [_top_label(child.label) for child in children]
-    return rules.find_head(labels, _bottom_label(label), scheme)
+    # head binarisation: the callers pass the head rules and the scheme
+    return cast(HeadRules, rules).find_head(labels, _bottom_label(label), cast(LabelScheme, scheme))
 
 
 def _split(label: str, children: list[Tree], head: int, h_markov: int | None) -> Tree:
@@ -523,7 +525,7 @@ def _check_order(name: str, value: object, minimum: int, *, optional: bool = Fal
     raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -11,6 +11,7 @@ Subclasses implement ``_fit(sentences)`` and ``_bracket(sentence)``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from ..errors import Errors
 from ..interrupts import kernel_calls
@@ -33,7 +34,11 @@ class Bracketer(Params):
         """
         parsed = as_sentences(sentences)
         if self.uses_tags:
-            tagged = [(s.content_words, s.content_tags) for s in parsed if s.tags is not None]
+            tagged = [
+                (s.content_words, cast("list[str]", s.content_tags))  # tags is not None
+                for s in parsed
+                if s.tags is not None
+            ]
             if not tagged:
                 raise ValueError(Errors.E250.format(name=type(self).__name__))
             self.tagger_ = MostFrequentTagger(tagged)
@@ -82,7 +87,8 @@ class Bracketer(Params):
 
     def _with_predicted_tags(self, sentence: Sentence) -> Sentence:
         # Punctuation stays where it was found (by its characters); only content words are tagged.
-        tags = list(self.tagger_.tag(sentence.words))
+        # fitted on tagged sentences, the tagger has tags: no None
+        tags = list(cast("list[str]", self.tagger_.tag(sentence.words)))
         for i in range(len(tags)):
             if i not in sentence.content:
                 tags[i] = sentence.words[i]

@@ -29,6 +29,8 @@ alone. Parsing is the Viterbi bracketing. Tags are the treebank's tags (paper
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from ..interrupts import kernel_calls
@@ -82,6 +84,14 @@ class CCM(Bracketer):
     name = "ccm"
     uses_tags = True
 
+    n_iter: int
+    constituent_smoothing: float
+    distituent_smoothing: float
+    max_length: int | None
+    init: str
+    init_weight: float
+    tol: float
+
     def __init__(
         self,
         *,
@@ -109,7 +119,7 @@ class CCM(Bracketer):
             for s in sentences
             if s.content and (self.max_length is None or len(s.content) <= self.max_length)
         ]
-        tag_lists = [s.content_tags for s in kept]
+        tag_lists = cast("list[list[str]]", [s.content_tags for s in kept])  # all tagged
         self.tag_index_ = {t: i for i, t in enumerate(sorted({t for ts in tag_lists for t in ts}))}
         keys = _Keys(tag_lists, self.tag_index_)
         self.yield_hashes_, yields = np.unique(keys.hashes, return_inverse=True)
@@ -121,7 +131,7 @@ class CCM(Bracketer):
         initial = self._initial_posteriors(sentences, kept)
         yield_c = np.bincount(yields, weights=initial, minlength=n_yields)
         context_c = np.bincount(keys.contexts, weights=initial, minlength=self.n_contexts_)
-        self.log_likelihoods_ = []
+        self.log_likelihoods_: list[float] = []
         self.n_iter_ = 0
         for iteration in progress(range(self.n_iter + 1), desc="CCM EM", unit="iteration"):
             log_d_yield, self.phi_yield_ = self._log_ratios(yield_c, span_yields - yield_c)
@@ -189,7 +199,7 @@ class CCM(Bracketer):
         return self.phi_yield_[yield_ids] + self.phi_context_[contexts]
 
     def _bracket(self, sentence: Sentence) -> list[tuple[int, int]]:
-        tags = sentence.content_tags
+        tags = cast("list[str]", sentence.content_tags)  # tagged (given or predicted)
         spans = viterbi_brackets(self.span_log_ratios(tags), len(tags))
         return [(int(i), int(j)) for i, j in spans]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def save_bracketer(model: Bracketer, path: str | Path) -> None:
     fitted = {name: value for name, value in vars(model).items() if name.endswith("_")}
     arrays = {name: value for name, value in fitted.items() if isinstance(value, np.ndarray)}
     tagger = fitted.pop("tagger_", None)
-    meta = {
+    meta: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "name": model.name,
         "params": {name: _json_value(value) for name, value in model.get_params().items()},
@@ -68,7 +69,7 @@ def save_bracketer(model: Bracketer, path: str | Path) -> None:
     }
     meta["fitted"] = {name: _json_value(value) for name, value in meta["fitted"].items()}
     (path / META).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-    np.savez(path / ARRAYS, **arrays)
+    np.savez(path / ARRAYS, **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds vs allow_pickle
 
 
 def load_bracketer(path: str | Path) -> Bracketer:

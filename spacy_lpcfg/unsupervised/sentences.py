@@ -115,7 +115,7 @@ def bracketed_tree(sentence: Sentence, brackets: Iterable[tuple[int, int]]) -> T
     spans.discard((0, 0))
     if n_content and (token_start[0], token_end[n_content]) != (0, len(sentence.words)):
         spans.add((token_start[0], token_end[n_content]))
-    tags = sentence.tags
+    tags: Sequence[str] | None = sentence.tags
     if tags is None:  # punctuation is its own tag, so that it reads back as punctuation
         content = set(sentence.content)
         tags = [NO_TAG if i in content else w for i, w in enumerate(sentence.words)]

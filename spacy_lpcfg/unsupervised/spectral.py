@@ -24,6 +24,7 @@ right-branching tree.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
 
@@ -75,6 +76,18 @@ class SpectralBracketer(Bracketer):
 
     name = "spectral_unsup"
     uses_tags = True
+
+    rank: int
+    bandwidth: float
+    embedding_dim: int
+    n_contexts: int
+    vectors: Mapping[str, np.ndarray] | None
+    max_distance: int
+    center: bool
+    coarse_tags: bool
+    top_bracket: str
+    max_length: int
+    random_state: int
 
     def __init__(
         self,
@@ -147,7 +160,7 @@ class SpectralBracketer(Bracketer):
         return lookup
 
     def _key_tags(self, sentence: Sentence) -> list[str]:
-        tags = sentence.content_tags
+        tags = cast("list[str]", sentence.content_tags)  # tagged (given or predicted)
         return [coarse_tag(t) for t in tags] if self.coarse_tags else tags
 
     def distances(self, sentence: Sentence) -> np.ndarray:

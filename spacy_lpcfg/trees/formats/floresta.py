@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import cast
 
 from ...errors import TreebankFormatError
 from ..tree import ROOT_LABEL, Tree
-from .scan import FormatProblem, scan
+from .scan import Finish, FormatProblem, scan
 
 ENCODING = "latin-1"
 _BLOCK_HEADER = re.compile(r"#\d+(\s|$)")
@@ -56,7 +57,8 @@ def read_units(
             break
     for start, stop in zip(starts, [*starts[1:], len(lines)]):
         try:
-            found = scan(lines, start + 1, stop, finish, path=path, close_open=True)
+            # finish's tuples (runs of siblings) pass through scan as nodes
+            found = scan(lines, start + 1, stop, cast(Finish, finish), path=path, close_open=True)
             nodes = _as_nodes(ROOT_LABEL, [node for node, _ in found])
             if not nodes:
                 raise TreebankFormatError("block without a tree", path=path, line=start + 1)

@@ -88,7 +88,7 @@ class TreebankReader:
             )
         self._schemes = {**FORMATS, "penn": bracket_scheme}
         self.files = treebank_files(self.path)
-        self.skipped: list[tuple[str, int | None, str]] = []
+        self.skipped: list[tuple[str | None, int | None, str]] = []
 
     @property
     def scheme(self) -> str:
