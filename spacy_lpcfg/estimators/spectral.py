@@ -28,6 +28,7 @@ cost stays unlabelled, so negative marginals never create brackets).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
 
@@ -52,6 +53,8 @@ class SpectralEstimator(LatentEstimator):
     """
 
     name = "spectral"
+
+    lexical_smoothing: float
 
     def __init__(
         self,
@@ -210,18 +213,18 @@ def _token_entries(
     initial[nodes.token_offsets[:-1][lengths > 0]] = True
     keys = nodes.token_word.astype(np.int64) * 2 + initial
     unique, inverse = np.unique(keys, return_inverse=True)
-    known = lexicon.known_words.__contains__
+    known_words = cast("frozenset[str]", lexicon.known_words)  # a fitted lexicon
+    classes = cast("dict[str, str]", lexicon.classes)
+    known = known_words.__contains__
     type_entries: list[list[int]] = []
     for key in unique.tolist():
         word, position = nodes.words[key // 2], 0 if key % 2 else 1
         entry = lexicon.entry(word, position)
-        if entry in lexicon.known_words:
+        if entry in known_words:
             type_entries.append([entry_ids[entry]])
         else:
             chain = lexicon.signatures.chain(word, position, known)
-            type_entries.append(
-                [entry_ids[lexicon.classes[c]] for c in chain if c in lexicon.classes]
-            )
+            type_entries.append([entry_ids[classes[c]] for c in chain if c in classes])
     sizes = np.array([len(entries) for entries in type_entries], dtype=np.int64)
     flat = np.array([e for entries in type_entries for e in entries], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(sizes)])

@@ -29,7 +29,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def encode_members(
             sparse[name] = weights.length
         else:
             stored[name] = weights
-    entries = {}
+    entries: dict[str, dict[str, Any]] = {}
     for name in stored:
         entries[name] = {"dtype": str(stored[name].dtype), "shape": list(stored[name].shape)}
         if name in sparse:
@@ -246,6 +246,7 @@ def _header_shapes(
         if not (isinstance(shape, list) and all(map(_is_count, shape))):
             raise fail(f"{field}.shape must be a list of integers >= 0, not {excerpt(shape)}")
         kind, _, part = name.partition("_")
+        expected: list[int | None]
         if name == "n_states":
             expected = [counts["symbols"]]
         elif part == "rules":
@@ -436,7 +437,14 @@ def _read_npy(
             )
         # C order in memory; a Fortran-order array is its transpose's C-order data.
         array = np.empty(shape[::-1] if fortran else shape, dtype=dtype)
-        if n_bytes and stream.readinto(memoryview(array.reshape(-1)).cast("B")) != n_bytes:
+        # stubs: a zipfile stream has readinto, an ndarray is a buffer
+        if (
+            n_bytes
+            and stream.readinto(  # type: ignore[attr-defined]
+                memoryview(array.reshape(-1)).cast("B")  # type: ignore[arg-type]
+            )
+            != n_bytes
+        ):
             raise fail(f"{where} is truncated")
         stream.read(1)  # reach the end of the member, which checks its CRC
     return array.T if fortran else array
@@ -576,6 +584,7 @@ def _read_symbols(data: bytes, fail: Fail) -> SymbolTable:
         bad = next((value for value in values if not isinstance(value, str)), None)
         if bad is not None:
             raise fail(f"{SYMBOLS}: '{field}' must hold strings, not {excerpt(bad)}")
+    names, kinds = cast("list[str]", names), cast("list[str]", kinds)  # checked above
     if len(names) != len(kinds):
         raise fail(f"{SYMBOLS} has {len(names)} names and {len(kinds)} kinds")
     unknown = next((kind for kind in kinds if kind not in SYMBOL_KINDS), None)

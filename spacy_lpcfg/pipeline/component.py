@@ -32,10 +32,10 @@ import dataclasses
 import inspect
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import srsly
 from spacy import util
@@ -396,7 +396,7 @@ class LPCFGParser(Pipe):
         if self._parser is None:
             from ..decode.parser import Parser
 
-            options = (
+            options: dict[str, Any] = (
                 {} if self.prune_threshold is None else {"prune_threshold": self.prune_threshold}
             )
             self._parser = Parser(
@@ -412,7 +412,8 @@ class LPCFGParser(Pipe):
     def normalizer(self) -> TokenNormalizer:
         """Token text -> the spelling the model knows (brackets, quotes, dashes)."""
         if self._normalizer is None:
-            self._normalizer = TokenNormalizer(self._require_model().lexicon.known_words)
+            known = cast("frozenset[str]", self._require_model().lexicon.known_words)  # fitted
+            self._normalizer = TokenNormalizer(known)
         return self._normalizer
 
     @property
@@ -431,7 +432,7 @@ class LPCFGParser(Pipe):
         from ..trees.transforms import PARENT_SEP, UNARY_SEP, is_intermediate
 
         symbols = model.grammar.symbols
-        found = set()
+        found: set[str] = set()
         for index in symbols.ids("phrasal").tolist():
             name = symbols.name(index)
             if not is_intermediate(name):
@@ -499,7 +500,7 @@ class LPCFGParser(Pipe):
         trees = trees[:limit] if limit else trees
         if not trees:
             raise ValueError(Errors.E503.format(name=self.name, key=self.spans_key))
-        language = nlp.lang if nlp is not None else self.vocab.lang
+        language = cast(str, nlp.lang if nlp is not None else self.vocab.lang)  # a Language has one
         dev_trees = None
         if dev_corpus is not None and nlp is not None:
             dev_trees, _ = self._training_trees(dev_corpus(nlp))
@@ -639,7 +640,9 @@ class LPCFGParser(Pipe):
                     spans.append(Span(doc, leaves[start], leaves[end - 1] + 1, label=label))
                 posteriors = sentence.posteriors
                 known = posteriors is not None and len(posteriors) == len(constituents)
-                scores.extend(posteriors if known else [None] * len(constituents))
+                scores.extend(
+                    cast("Sequence[float]", posteriors) if known else [None] * len(constituents)
+                )
                 if sentence.log_likelihood is not None:
                     log_likelihoods.append([leaves[0], leaves[-1] + 1, sentence.log_likelihood])
                 if self.write_tags != "never":
@@ -691,7 +694,9 @@ class LPCFGParser(Pipe):
         self, path: str | Path, *, exclude: Iterable[str] = util.SimpleFrozenList()
     ) -> None:
         """Write the grammar to ``path/model`` (a model directory, see ``ParsingModel``)."""
-        serializers = {} if not self._has_model else {"model": self._require_model().to_disk}
+        serializers: dict[str, Callable[[Path], None]] = (
+            {} if not self._has_model else {"model": self._require_model().to_disk}
+        )
         util.to_disk(path, serializers, exclude)
 
     def from_disk(
@@ -730,7 +735,7 @@ def _no_pipeline() -> None:
     return None
 
 
-def _unpickle_parser(cls: type, state: dict) -> LPCFGParser:
+def _unpickle_parser(cls: type[LPCFGParser], state: dict) -> LPCFGParser:
     parser = cls.__new__(cls)
     parser.__dict__.update(state)
     return parser
