@@ -25,6 +25,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from compilations import COUNT_COMPILATIONS
 
 import spacy_lpcfg
 
@@ -48,23 +49,9 @@ SPAN_CKY = textwrap.dedent(
 )
 
 # A whole first parse, counting what numba compiles (the package's own functions).
-FIRST_PARSE = textwrap.dedent(
+FIRST_PARSE = COUNT_COMPILATIONS + textwrap.dedent(
     """
     import json, sys, time
-    import numba.core.event as ev
-
-    compiled = []
-
-    class Listener(ev.Listener):
-        def on_start(self, event):
-            function = event.data["dispatcher"].py_func
-            if function.__module__.startswith("spacy_lpcfg"):
-                compiled.append(function.__qualname__)
-
-        def on_end(self, event):
-            pass
-
-    ev.register("numba:compile", Listener())
     import spacy_lpcfg
     from spacy_lpcfg.decode import Parser
     from spacy_lpcfg.grammar import ParsingModel

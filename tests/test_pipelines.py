@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from compilations import COUNT_COMPILATIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ROOT / "projects" / "pipelines" / "packages"
@@ -30,28 +31,17 @@ TEXTS = {
     "es_lpcfg_cess_esp": "El gato duerme en la cama. La niña leyó el libro. Después llovió mucho.",
 }
 
-PARSE = """
+PARSE = (
+    COUNT_COMPILATIONS
+    + """
 import json, sys
-import numba.core.event as ev
-
-compiled = []
-
-class Listener(ev.Listener):
-    def on_start(self, event):
-        function = event.data["dispatcher"].py_func
-        if function.__module__.startswith("spacy_lpcfg"):
-            compiled.append(function.__qualname__)
-
-    def on_end(self, event):
-        pass
-
-ev.register("numba:compile", Listener())
 import spacy
 nlp = spacy.load(sys.argv[1])
 doc = nlp(sys.argv[2])
 print(json.dumps({"pipes": nlp.pipe_names, "meta": nlp.meta, "compiled": compiled,
                   "trees": [s._.parse_string for s in doc.sents]}))
 """
+)
 
 
 def _wheel(name: str) -> Path | None:
