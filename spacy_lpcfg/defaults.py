@@ -14,6 +14,16 @@ PRUNE_THRESHOLD = 3e-4
 with the default pruning levels: about the F1 of the former 1e-5 at a fraction of its
 parse time (BENCHMARKS.md "Parsing: speed and accuracy")."""
 
+PRUNE_STATES = 4
+"""A latent grammar with more states to a symbol is pruned once more before its own
+pass: with runs of its states merged into this many (``chart.pruning``; 0: not).
+Chosen with ``STATE_PRUNE_THRESHOLD`` on the dev splits of ptb_sample, cess_esp and
+floresta: the fastest setting tried that lost no F1 on any of them (BENCHMARKS.md
+"Pruning by merged states")."""
+
+STATE_PRUNE_THRESHOLD = 1e-4
+"""The posterior threshold of the merged-states pass (``PRUNE_STATES``)."""
+
 MEMBER_PRUNE_THRESHOLD = 1e-4
 """An ensemble's members after the first parse the items whose posterior under the
 first is above this (``decode.charts.member_charts``). ptb_sample dev, 8 clustering

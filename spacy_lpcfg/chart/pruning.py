@@ -11,7 +11,11 @@ symbols, never expanded). The levels, coarsest first:
    then X-bar labels with Markov context, by default);
 2. the one-state grammar over the final grammar's symbols; when the final
    grammar has one state this level *is* the final pass, left to the caller;
-3. the final (latent) grammar, run by the caller over the returned mask.
+3. for a latent grammar of non-negative weights with more than ``state_groups``
+   states to a symbol: the grammar with its states merged into that many
+   (``chart.state_merge``), when the caller gives the final
+   grammar's lexical scores;
+4. the final (latent) grammar, run by the caller over the returned mask.
 
 A threshold of 0 keeps every item with a non-zero coarse posterior, which
 loses no derivation of a non-negative grammar.
@@ -19,18 +23,20 @@ loses no derivation of a non-negative grammar.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..defaults import PRUNE_THRESHOLD
+from ..defaults import PRUNE_STATES, PRUNE_THRESHOLD, STATE_PRUNE_THRESHOLD
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
 from ..grammar.projection import SymbolMerge, expected_symbol_counts, merge_symbols
 from .coarse import CoarsePosteriors, coarse_posteriors
 from .inputs import Mask, MergedMask, column_members
 from .inside_outside import inside_outside
+from .state_merge import StateMerge, merge_states
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,10 @@ class PruningCascade:
         pruned: one value for every pass, or one per pass (the merged levels, then
         the one-state projection when the grammar is latent). Defaults to
         ``defaults.PRUNE_THRESHOLD``.
+    state_groups (int): the states per symbol of the merged-states level; 0: no
+        such level. Defaults to ``defaults.PRUNE_STATES``.
+    state_threshold (float): the merged-states level's threshold. Defaults to
+        ``defaults.STATE_PRUNE_THRESHOLD``.
     """
 
     def __init__(
@@ -69,6 +79,8 @@ class PruningCascade:
         *,
         coarse: LPCFG | None = None,
         threshold: float | Sequence[float] = PRUNE_THRESHOLD,
+        state_groups: int = PRUNE_STATES,
+        state_threshold: float = STATE_PRUNE_THRESHOLD,
     ):
         if not level_names:
             raise ValueError(
@@ -105,6 +117,24 @@ class PruningCascade:
         ]
         identity = np.arange(grammar.n_symbols, dtype=np.int32)
         self._identity = (identity, column_members(identity, grammar.n_symbols))
+        if not isinstance(state_groups, int) or state_groups < 0:
+            raise ValueError(
+                Errors.E402.format(name="state_groups", value=state_groups, expected="an int >= 0")
+            )
+        if not isinstance(state_threshold, (int, float)) or not 0 <= state_threshold < 1:
+            raise ValueError(
+                Errors.E402.format(
+                    name="state_threshold", value=state_threshold, expected="0 <= t < 1"
+                )
+            )
+        self.state_groups = state_groups
+        self.state_threshold = float(state_threshold)
+        self.merges_states = bool(
+            state_groups
+            and not self.one_state
+            and not grammar.signed
+            and grammar.max_states > state_groups
+        )
         n_passes = len(levels) + (0 if self.one_state else 1)
         thresholds = (
             (threshold,) * n_passes if isinstance(threshold, (int, float)) else tuple(threshold)
@@ -121,6 +151,12 @@ class PruningCascade:
             thresholds[k] for k in kept_levels + list(range(len(levels), n_passes))
         )
 
+    @functools.cached_property
+    def state_merge(self) -> StateMerge:
+        """The merged-states level's grammar (built on first use: it costs a fraction
+        of a second for a large grammar)."""
+        return merge_states(self.grammar, self.state_groups)
+
     def first_pass(self, lexical: LexicalScores) -> CoarsePosteriors:
         """The dense pass of the coarsest level (the same for every threshold).
 
@@ -135,6 +171,7 @@ class PruningCascade:
         *,
         scale: float = 1.0,
         first: CoarsePosteriors | None = None,
+        fine: LexicalScores | None = None,
     ) -> PruningResult:
         """The mask for the final pass over one sentence.
 
@@ -143,6 +180,8 @@ class PruningCascade:
         scale (float): multiplies every threshold (fallbacks lower them; 0 keeps every
             item with a non-zero posterior).
         first (CoarsePosteriors | None): first_pass(lexical), when already computed.
+        fine (LexicalScores | None): the final grammar's scores, for the merged-states
+            level (skipped without them).
         """
         thresholds = [threshold * scale for threshold in self.thresholds]
         dense = self.first_pass(lexical) if first is None else first
@@ -161,6 +200,12 @@ class PruningCascade:
         final: MergedMask | None = MergedMask(mask, *self._columns[-1])
         if not self.one_state:
             mask, count = _refine(self.coarse, lexical, final, thresholds[-1])
+            kept.append(count)
+            final = None if mask is None else MergedMask(mask, *self._identity)
+        if final is not None and self.merges_states and fine is not None:
+            merge = self.state_merge
+            threshold = self.state_threshold * scale
+            mask, count = _refine(merge.grammar, merge.lexical(fine), final, threshold)
             kept.append(count)
             final = None if mask is None else MergedMask(mask, *self._identity)
         return PruningResult(final, tuple(kept))

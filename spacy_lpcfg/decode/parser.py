@@ -267,6 +267,11 @@ class Parser:
         arguments of ``level_label``. Defaults to X-bar with unary chains cut to their
         lowest label and POS and phrase categories, then X-bar with the (X-bar) Markov context of
         intermediates.
+    state_groups (int): a latent grammar is pruned once more by itself with its states
+        merged into this many per symbol (``chart.pruning``); 0: not. Defaults to
+        ``defaults.PRUNE_STATES``.
+    state_threshold (float): that pass's posterior threshold. Defaults to
+        ``defaults.STATE_PRUNE_THRESHOLD``.
     use_tags (str): "auto", "constrain" or "ignore" given tags (``Lexicon.lexical_scores``).
         A given tag that the grammar does not have leaves its token untagged; the
         first sentence with one warns (W010, once per parser), and ``unknown_tags``
@@ -290,6 +295,8 @@ class Parser:
         prune_threshold: float | Sequence[float] = defaults.PRUNE_THRESHOLD,
         member_threshold: float = defaults.MEMBER_PRUNE_THRESHOLD,
         levels: Sequence[dict] = DEFAULT_LEVELS,
+        state_groups: int = defaults.PRUNE_STATES,
+        state_threshold: float = defaults.STATE_PRUNE_THRESHOLD,
         use_tags: str = "auto",
         max_length: int = defaults.MAX_LENGTH,
         scores: bool = True,
@@ -348,6 +355,8 @@ class Parser:
                 "prune_threshold": prune_threshold,
                 "member_threshold": member_threshold,
                 "levels": levels,
+                "state_groups": state_groups,
+                "state_threshold": state_threshold,
             }
             self._parts = [
                 Parser(
@@ -388,7 +397,12 @@ class Parser:
         coarse_index = model.training.get(COARSE_GRAMMAR)
         coarse = None if coarse_index is None else model.extra_grammars[coarse_index]
         self.cascade = PruningCascade(
-            grammar, level_names, coarse=coarse, threshold=prune_threshold
+            grammar,
+            level_names,
+            coarse=coarse,
+            threshold=prune_threshold,
+            state_groups=state_groups,
+            state_threshold=state_threshold,
         )
 
     @property
@@ -660,7 +674,7 @@ class Parser:
             return None, "too_long"
         for scale, fallback, first in self._attempts(len(words), coarse_lexical, shared):
             start = time.perf_counter()
-            pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
+            pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first, fine=lexicals[0])
             self._add("seconds", "pruning", time.perf_counter() - start)
             if pruned.mask is None:
                 continue
@@ -850,7 +864,7 @@ class Parser:
         """(the decoder's result, the charts it decoded: none for Viterbi, one per
         member for an ensemble decoder), or None when this attempt finds no parse."""
         start = time.perf_counter()
-        pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first)
+        pruned = self.cascade.prune(coarse_lexical, scale=scale, first=first, fine=lexicals[0])
         self._add("seconds", "pruning", time.perf_counter() - start)
         if pruned.mask is None:
             return None

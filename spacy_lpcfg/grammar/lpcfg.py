@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -53,6 +52,9 @@ RuleKey = tuple  # tuple of symbol names / ids (and a word for lexical rules)
 # (at most MAX_STATES**3 = 2**36 weights) and its offsets far from int64 overflow.
 MAX_STATES = 4096
 MAX_WEIGHTS = MAX_ARRAY_BYTES // 8
+# expected_state_weights solves its system densely up to this many states in all (a
+# matrix of 32 MB solved in a fraction of a second), else iterates over a sparse one.
+DENSE_SOLVE_SIZE = 2000
 
 
 class LPCFG:
@@ -446,46 +448,52 @@ class LPCFG:
         """Expected sub-state counts per symbol, normalised to sum to one.
 
         The counts c solve ``c = e_TOP + M c``, where M maps a parent state's
-        expected count to its children's (Petrov & Klein 2007); they are found
-        by fixed-point iteration from the root, which converges when the
-        weights are the probabilities of a consistent grammar. Symbols never
-        reached get uniform weights.
+        expected count to its children's (Petrov & Klein 2007); they are solved for
+        directly (``DENSE_SOLVE_SIZE`` states in all at most), else found by
+        fixed-point iteration from the root, which converges when the weights are
+        the probabilities of a consistent grammar. Symbols never reached get
+        uniform weights.
 
-        tol (float): stop when the largest change is below tol times the largest count.
-        max_iter (int): raise GrammarError if not converged after this many iterations.
+        tol (float): iteration: stop when the largest change is below tol times the
+            largest count.
+        max_iter (int): iteration: raise GrammarError if not converged after this many
+            iterations.
         RETURNS (list[np.ndarray]): per symbol a, float64[m_a] summing to one.
         """
-        from scipy import sparse
-
         if min(self._binary_values().min(initial=0), self.unary_weights.min(initial=0)) < 0:
             raise GrammarError(Errors.E112.format(detail="the grammar has negative weights"))
         state_offsets = np.concatenate([[0], np.cumsum(self.n_states, dtype=np.int64)])
-        rows: Any = []  # lists of blocks, concatenated below
-        cols: Any = []
-        values: Any = []
-
-        def link(parent: int, child: int, block: np.ndarray) -> None:  # block (m_parent, m_child)
-            parent_states, child_states = np.meshgrid(
-                np.arange(state_offsets[parent], state_offsets[parent + 1]),
-                np.arange(state_offsets[child], state_offsets[child + 1]),
-                indexing="ij",
-            )
-            rows.append(child_states.ravel())
-            cols.append(parent_states.ravel())
-            values.append(block.ravel())
-
-        for r, (a, b, c) in enumerate(self.binary_rules):
-            block = self.binary_block(r)
-            link(a, b, block.sum(axis=2))
-            link(a, c, block.sum(axis=1))
-        for r, (a, b) in enumerate(self.unary_rules):
-            link(a, b, self.unary_block(r))
         size = int(state_offsets[-1])
-        if rows:
-            rows, cols, values = map(np.concatenate, (rows, cols, values))
-        matrix = sparse.csr_matrix((values, (rows, cols)), shape=(size, size))
         start = np.zeros(size)
         start[state_offsets[self.root]] = 1.0
+        if size <= DENSE_SOLVE_SIZE:
+            # Exact, and spares the parser that builds this scipy's import.
+            flat = np.zeros(size * size)
+            for rows, cols, values in self._state_links(state_offsets):
+                flat += np.bincount(rows * size + cols, values, minlength=size * size)
+            counts = np.linalg.solve(np.eye(size) - flat.reshape(size, size), start)
+            if not np.isfinite(counts).all() or counts.min() < -1e-9:
+                raise GrammarError(Errors.E112.format(detail="the expected counts diverge"))
+            counts = np.maximum(counts, 0.0)
+        else:
+            counts = self._iterated_counts(state_offsets, start, tol, max_iter)
+        weights = []
+        for a in range(self.n_symbols):
+            block = counts[state_offsets[a] : state_offsets[a + 1]]
+            total = block.sum()
+            weights.append(block / total if total > 0 else np.full(len(block), 1.0 / len(block)))
+        return weights
+
+    def _iterated_counts(
+        self, state_offsets: np.ndarray, start: np.ndarray, tol: float, max_iter: int
+    ) -> np.ndarray:
+        """expected_state_weights' counts by fixed-point iteration over a sparse matrix."""
+        from scipy import sparse
+
+        size = len(start)
+        matrix = sparse.csr_matrix((size, size))
+        for rows, cols, values in self._state_links(state_offsets):  # duplicates summed
+            matrix = matrix + sparse.csr_matrix((values, (rows, cols)), shape=(size, size))
         counts = start
         for _ in range(max_iter):
             updated = start + matrix @ counts
@@ -494,17 +502,28 @@ class LPCFG:
             change = np.abs(updated - counts).max()
             counts = updated
             if change <= tol * counts.max():
-                break
-        else:
-            raise GrammarError(
-                Errors.E112.format(detail=f"no convergence in {max_iter} iterations")
-            )
-        weights = []
-        for a in range(self.n_symbols):
-            block = counts[state_offsets[a] : state_offsets[a + 1]]
-            total = block.sum()
-            weights.append(block / total if total > 0 else np.full(len(block), 1.0 / len(block)))
-        return weights
+                return counts
+        raise GrammarError(Errors.E112.format(detail=f"no convergence in {max_iter} iterations"))
+
+    def _state_links(self, state_offsets: np.ndarray):
+        """Yield (child state, parent state, weight) arrays of the binary, then the unary
+        rules (``grammar.state_links``): a parent state's expected number of children
+        in each child state is the sum of its links to it."""
+        from .state_links import state_links
+
+        stored = self.binary_sparse
+        yield state_links(
+            self.binary_rules,
+            self.binary_offsets,
+            None if stored is None else stored.positions,
+            self._binary_values(),
+            self.n_states,
+            state_offsets,
+        )
+        yield state_links(
+            self.unary_rules, self.unary_offsets, None, self.unary_weights, self.n_states,
+            state_offsets,
+        )  # fmt: skip
 
     def project(self, state_weights: Sequence[np.ndarray] | None = None) -> LPCFG:
         """The one-state grammar over the same symbols, rules and words.

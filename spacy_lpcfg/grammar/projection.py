@@ -5,7 +5,8 @@ the fine rules averaged over those symbols with their expected counts ``c``
 (Petrov & Klein 2007's projection, applied to symbols instead of latent
 states): ``P(A -> B C) = sum_{a in A} c(a) sum_{b in B, c in C} P(a -> b c) / sum_{a in A} c(a)``.
 For a treebank MLE grammar ``c`` are (close to) the treebank's node counts, so
-the result is the MLE grammar of the coarsely labelled treebank.
+the result is the MLE grammar of the coarsely labelled treebank (``chart.state_merge``
+does the same for latent states).
 """
 
 from __future__ import annotations
@@ -17,10 +18,8 @@ import numpy as np
 
 from ..errors import Errors, GrammarError
 from .lexical_scores import LexicalScores
-from .lpcfg import LPCFG
+from .lpcfg import DENSE_SOLVE_SIZE, LPCFG
 from .symbols import SymbolTable
-
-DENSE_SOLVE_SYMBOLS = 2000  # a dense system of this size takes 32 MB and a fraction of a second
 
 
 def expected_symbol_counts(grammar: LPCFG) -> np.ndarray:
@@ -41,7 +40,7 @@ def expected_symbol_counts(grammar: LPCFG) -> np.ndarray:
     values = np.concatenate([grammar.binary_weights, grammar.binary_weights, grammar.unary_weights])
     start = np.zeros(s)
     start[grammar.root] = 1.0
-    if s <= DENSE_SOLVE_SYMBOLS:
+    if s <= DENSE_SOLVE_SIZE:
         # Every parser builds this: a dense solve spares it importing scipy (0.6 s).
         system = np.eye(s)
         np.subtract.at(system, (rows, cols), values)

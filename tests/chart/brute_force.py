@@ -222,3 +222,33 @@ def with_unused_state_lexical(lexical: LexicalScores, latent: LPCFG) -> LexicalS
         np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
         values,
     )
+
+
+def noisy_split(grammar: LPCFG, m: int, seed: int = 0) -> LPCFG:
+    """Every symbol but TOP split into m latent states whose weights are the original
+    rule's shared out and scaled by a random factor in [0.8, 1]: a latent grammar of
+    non-negative weights, all states used, as consistent as the original."""
+    rng = np.random.default_rng(seed)
+    states = np.where(np.arange(grammar.n_symbols) == grammar.root, 1, m)
+
+    def block(value, symbols):
+        shape = tuple(int(states[s]) for s in symbols)
+        return value / np.prod(shape[1:], dtype=float) * rng.uniform(0.8, 1.0, size=shape)
+
+    return LPCFG.from_rules(
+        grammar.symbols,
+        states,
+        binary={
+            tuple(r): block(w, r)
+            for r, w in zip(grammar.binary_rules.tolist(), grammar.project().binary_weights)
+        },
+        unary={
+            tuple(r): block(w, r)
+            for r, w in zip(grammar.unary_rules.tolist(), grammar.project().unary_weights)
+        },
+        lexical={
+            (t, w): block(v, [t])
+            for (t, w), v in zip(grammar.lexical_rules.tolist(), grammar.project().lexical_weights)
+        },
+        words=grammar.words,
+    )

@@ -122,6 +122,36 @@ def test_latent_parser_with_an_unused_state_parses_like_the_one_state_parser(
         assert two_states.parse(words).tree == one_state.parse(words).tree
 
 
+def test_merged_states_at_threshold_zero_lose_nothing_and_prune_by_default(small_model, ptb_small):
+    # Six noisy states per symbol: the pass with them merged into four keeps, at
+    # threshold 0, every item with a non-zero posterior, so the parses are those
+    # without the pass; above 0 it prunes.
+    from chart.brute_force import noisy_split
+
+    from spacy_lpcfg.grammar import ParsingModel
+
+    latent = ParsingModel(
+        noisy_split(small_model.grammar, 6), small_model.lexicon, small_model.transform
+    )
+    without = Parser(latent, decoder="max_rule", state_groups=0)
+    lossless = Parser(latent, decoder="max_rule", state_threshold=0.0)
+    assert lossless.cascade.merges_states and not without.cascade.merges_states
+    for tree in ptb_small[1][:5]:
+        words = tree.words()
+        a, b = without.parse(words), lossless.parse(words)
+        assert a.tree == b.tree
+        assert a.log_likelihood == pytest.approx(b.log_likelihood, rel=1e-9)
+    pruning = Parser(latent, decoder="max_rule", state_threshold=0.01)
+    before = after = 0
+    for tree in ptb_small[1][:5]:
+        lexicals, coarse = pruning._lexicals(tree.words(), None, 0.0)
+        base = pruning.cascade.prune(coarse).kept
+        kept = pruning.cascade.prune(coarse, fine=lexicals[0]).kept
+        assert kept[:-1] == base and 0 < kept[-1] <= base[-1]
+        before, after = before + base[-1], after + kept[-1]
+    assert after < before
+
+
 def _ensemble_of_copies(model, n_members: int, estimator: str | None = None):
     """The model with n_members - 1 copies of its grammar as ensemble members."""
     from spacy_lpcfg.grammar.model import ParsingModel
