@@ -24,6 +24,13 @@ floresta: the fastest setting tried that lost no F1 on any of them (BENCHMARKS.m
 STATE_PRUNE_THRESHOLD = 1e-4
 """The posterior threshold of the merged-states pass (``PRUNE_STATES``)."""
 
+STATE_ORDERED_ESTIMATORS = ("split_merge",)
+"""Estimators whose grammars get the merged-states pass by default: split-merge numbers
+the halves of a state next to each other, so runs of neighbours stand for the states
+of an earlier cycle. A clustering grammar's states have no such order: on ptb_sample
+dev the pass cost it speed at no gain in F1 (BENCHMARKS.md "Pruning by merged
+states")."""
+
 MEMBER_PRUNE_THRESHOLD = 1e-4
 """An ensemble's members after the first parse the items whose posterior under the
 first is above this (``decode.charts.member_charts``). ptb_sample dev, 8 clustering

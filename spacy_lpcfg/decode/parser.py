@@ -267,9 +267,10 @@ class Parser:
         arguments of ``level_label``. Defaults to X-bar with unary chains cut to their
         lowest label and POS and phrase categories, then X-bar with the (X-bar) Markov context of
         intermediates.
-    state_groups (int): a latent grammar is pruned once more by itself with its states
-        merged into this many per symbol (``chart.pruning``); 0: not. Defaults to
-        ``defaults.PRUNE_STATES``.
+    state_groups (int | None): a latent grammar is pruned once more by itself with its
+        states merged into this many per symbol (``chart.pruning``); 0: not. Defaults
+        to ``defaults.PRUNE_STATES`` for the models of ``defaults.STATE_ORDERED_ESTIMATORS``,
+        else 0.
     state_threshold (float): that pass's posterior threshold. Defaults to
         ``defaults.STATE_PRUNE_THRESHOLD``.
     use_tags (str): "auto", "constrain" or "ignore" given tags (``Lexicon.lexical_scores``).
@@ -295,7 +296,7 @@ class Parser:
         prune_threshold: float | Sequence[float] = defaults.PRUNE_THRESHOLD,
         member_threshold: float = defaults.MEMBER_PRUNE_THRESHOLD,
         levels: Sequence[dict] = DEFAULT_LEVELS,
-        state_groups: int = defaults.PRUNE_STATES,
+        state_groups: int | None = None,
         state_threshold: float = defaults.STATE_PRUNE_THRESHOLD,
         use_tags: str = "auto",
         max_length: int = defaults.MAX_LENGTH,
@@ -396,6 +397,9 @@ class Parser:
         # treebank grammar to prune with (``training["coarse_grammar"]``).
         coarse_index = model.training.get(COARSE_GRAMMAR)
         coarse = None if coarse_index is None else model.extra_grammars[coarse_index]
+        if state_groups is None:
+            ordered = model.estimator in defaults.STATE_ORDERED_ESTIMATORS
+            state_groups = defaults.PRUNE_STATES if ordered else 0
         self.cascade = PruningCascade(
             grammar,
             level_names,

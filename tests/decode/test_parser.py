@@ -130,9 +130,15 @@ def test_merged_states_at_threshold_zero_lose_nothing_and_prune_by_default(small
 
     from spacy_lpcfg.grammar import ParsingModel
 
+    grammar = noisy_split(small_model.grammar, 6)
     latent = ParsingModel(
-        noisy_split(small_model.grammar, 6), small_model.lexicon, small_model.transform
+        grammar, small_model.lexicon, small_model.transform, estimator="split_merge"
     )
+    # by default only for the estimators whose states are in split order
+    unordered = ParsingModel(
+        grammar, small_model.lexicon, small_model.transform, estimator="clustering"
+    )
+    assert not Parser(unordered).cascade.merges_states
     without = Parser(latent, decoder="max_rule", state_groups=0)
     lossless = Parser(latent, decoder="max_rule", state_threshold=0.0)
     assert lossless.cascade.merges_states and not without.cascade.merges_states
