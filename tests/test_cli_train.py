@@ -18,7 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_lpcfg.cli import app
-from spacy_lpcfg.grammar.model import WRITER, ParsingModel
+from spacy_lpcfg.grammar.model import ParsingModel
+from spacy_lpcfg.grammar.storage import WRITER
 from spacy_lpcfg.progress import progress, quiet
 
 runner = CliRunner()

@@ -47,7 +47,7 @@ def combine(
     """
     from ..decode.members import MEMBER_DECODERS
     from ..errors import GrammarError
-    from ..grammar.model import ParsingModel, _check_replaceable, combine_models
+    from ..grammar.model import ParsingModel, check_replaceable, combine_models
 
     *inputs, output = model_dirs
     if len(inputs) < 2:
@@ -59,7 +59,7 @@ def combine(
     check_output_dir(output)
     refuse_overwrite(output, "the combined model", inputs, replaces_dir=True)
     try:
-        _check_replaceable(output)
+        check_replaceable(output)
         models = [ParsingModel.from_disk(model_dir) for model_dir in inputs]
         combined = combine_models(models, decoder, force=force)
         combined.to_disk(output)

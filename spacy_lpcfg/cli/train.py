@@ -59,7 +59,7 @@ def train(
     it exits with code 130 and leaves MODEL_DIR as it was.
     """
     from ..errors import GrammarError
-    from ..grammar.model import _check_replaceable
+    from ..grammar.model import check_replaceable
     from ..progress import quiet as quiet_bars
     from ..training import train as train_model
 
@@ -90,7 +90,7 @@ def train(
         fail("--n-jobs is an option of --estimator split_merge and clone_some", 2)
     check_output_dir(model_dir)
     try:
-        _check_replaceable(model_dir)  # a directory that is not a model is never replaced
+        check_replaceable(model_dir)  # a directory that is not a model is never replaced
     except GrammarError as err:
         fail(str(err))
     try:
