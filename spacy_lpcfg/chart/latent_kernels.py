@@ -107,7 +107,7 @@ def latent_inside(
                         n_touched += 1
                     lex += 1
             else:
-                n_parents = _allowed_parents(
+                n_parents = _allowed_parents_sorted(
                     i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
                     column_members, parents,
                 )  # fmt: skip
@@ -291,8 +291,8 @@ def _rule_splits(left_starts, right_ends, splits):
 
 
 @njit(**HELPER)
-def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
-                     column_members, parents):  # fmt: skip
+def _allowed_parents_sorted(i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
+                            column_members, parents):  # fmt: skip
     """Fill ``parents`` with the symbols with binary rules that the mask allows over
     (i, j), increasing (the order of an unmasked pass); RETURNS how many."""
     if not has_mask:

@@ -149,7 +149,7 @@ def one_state_inside(
                         touched[n_touched] = tag
                         n_touched += 1
             else:
-                n_parents = _allowed_parents(
+                n_parents = _allowed_parents_in_context(
                     i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
                     column_members, context, parents,
                 )  # fmt: skip
@@ -216,8 +216,8 @@ def _context_row(j, n, left_symbols, sibling_offsets, siblings, bits, context):
 
 
 @njit(**HELPER)
-def _allowed_parents(i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
-                     column_members, context, parents):  # fmt: skip
+def _allowed_parents_in_context(i, j, binary_parents, has_mask, mask, mask_words,
+                                column_offsets, column_members, context, parents):  # fmt: skip
     """Fill parents with the symbols that have binary rules (column_members lists only
     those), are allowed over (i, j) (read off the mask's columns) and have their
     context; RETURNS how many."""
