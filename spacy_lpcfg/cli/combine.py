@@ -70,7 +70,7 @@ def combine(
     kind = (
         f"{len(combined.parts)} models"
         if combined.members
-        else f"one ensemble of {1 + len(combined.training['ensemble'])} grammars"
+        else f"one ensemble of {1 + len(combined.ensemble)} grammars"
     )
     line = f"combined into {kind} (decoder {combined.decoder}) -> {output}"
     payload = {"output": str(output), "models": len(combined.parts), "decoder": combined.decoder}

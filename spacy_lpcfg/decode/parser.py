@@ -41,7 +41,7 @@ from ..chart import ChartPosteriors, CoarsePosteriors, inside_outside
 from ..chart.pruning import PruningCascade
 from ..errors import Errors, Warnings, excerpt
 from ..grammar import LPCFG, LexicalScores
-from ..grammar.model import COARSE_GRAMMAR, ENSEMBLE, ParsingModel
+from ..grammar.model import ParsingModel
 from ..grammar.symbols import PHRASAL, SymbolTable
 from ..interrupts import kernel_calls
 from ..progress import progress as show_progress
@@ -197,7 +197,7 @@ def default_decoder(model: ParsingModel, *, member: bool = False) -> str:
     ones; mbr slaves took several times as long)."""
     if model.decoder is not None:
         return model.decoder
-    if model.training.get(ENSEMBLE):
+    if model.ensemble:
         return "product_mbr"
     if model.estimator == "spectral" or model.grammar.signed:
         return "mbr"
@@ -380,9 +380,7 @@ class Parser:
             return
         self.decoder = default_decoder(model) if decoder == AUTO else decoder
         # The grammars decoded jointly by the ensemble decoders.
-        self.members = [model.grammar] + [
-            model.extra_grammars[index] for index in model.training.get(ENSEMBLE, ())
-        ]
+        self.members = [model.grammar, *model.ensemble]
         self._shared_rules = shares_rules(self.members)
         grammar = model.grammar
         kinds = [grammar.symbols.kind(i) for i in range(grammar.n_symbols)]
@@ -393,17 +391,13 @@ class Parser:
             ]
             for options in levels
         ]
-        # Signed (spectral) grammars cannot be projected: their models store the
-        # treebank grammar to prune with (``training["coarse_grammar"]``).
-        coarse_index = model.training.get(COARSE_GRAMMAR)
-        coarse = None if coarse_index is None else model.extra_grammars[coarse_index]
         if state_groups is None:
             ordered = model.estimator in defaults.STATE_ORDERED_ESTIMATORS
             state_groups = defaults.PRUNE_STATES if ordered else 0
         self.cascade = PruningCascade(
             grammar,
             level_names,
-            coarse=coarse,
+            coarse=model.coarse_grammar,
             threshold=prune_threshold,
             state_groups=state_groups,
             state_threshold=state_threshold,

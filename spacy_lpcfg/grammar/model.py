@@ -71,10 +71,11 @@ EXTRA_GRAMMARS = "grammars"
 SPECTRUM_INDEX, SPECTRUM_ARRAYS = "spectrum.json", "spectrum.npz"
 SPECTRUM_FORMAT = "spacy-lpcfg spectrum"
 SPECTRUM_VERSION = 1
-# Keys of ``training`` that index ``extra_grammars`` (written by the latent estimators
-# and ensembles, read by ``decode.parser``): checked on load, so the parser can trust them.
+# Keys of ``training`` that index ``extra_grammars``: where cfg.json keeps the roles of
+# the extra grammars (``ParsingModel.coarse_grammar`` and ``.ensemble``). Models of every
+# version store them so; estimators may still pass them instead of the fields.
 COARSE_GRAMMAR = "coarse_grammar"  # the one-state grammar to prune with
-ENSEMBLE = "ensemble"  # the members decoded jointly with the grammar
+ENSEMBLE = "ensemble"  # the grammars decoded jointly with the grammar
 # Key of ``training``: the corpus or treebank file the model was trained on
 # (``treebank_name``), so that ``combine_models`` can tell models of other treebanks
 # with one label scheme apart (PTB and IcePaHC are both "penn"). Older models lack it.
@@ -180,17 +181,27 @@ class ParsingModel:
     transform (TransformSpec): the transforms the grammar's trees went through.
     estimator (str): name of the estimator that made the grammar. Defaults to "".
     params (Mapping | None): its parameters, JSON-serialisable.
-    training (Mapping | None): facts about the training data (JSON), e.g. tree counts.
-    extra_grammars (Sequence[LPCFG]): more grammars over the same vocabulary.
+    training (Mapping | None): facts about the training data (JSON), e.g. tree counts;
+        its "coarse_grammar" and "ensemble" entries index ``extra_grammars`` (the
+        fields below, as cfg.json stores them).
+    extra_grammars (Sequence[LPCFG]): more grammars over the same vocabulary, saved
+        under grammars/<i>/.
+    coarse_grammar (LPCFG | None): a grammar with one state per symbol and the
+        grammar's symbols to prune with (signed, spectral grammars cannot be
+        projected); None: the parser projects the grammar. Stored among
+        ``extra_grammars``.
+    ensemble (Sequence[LPCFG]): more grammars over the grammar's symbols, decoded
+        jointly with it (noisy copies, split-merge seeds); stored among
+        ``extra_grammars``.
     spectrum (Spectrum | None): the singular values of a latent estimator's SVDs;
         None for grammars without (MLE).
     members (Sequence[ParsingModel]): more models decoded with this one, each with its
         own grammars, lexicon and transforms (another binarisation, function tags
         stripped...) over the same label scheme; members have no members themselves.
         ``combine_models`` builds such a model.
-    decoder (str | None): how a model with members combines them by default
-        (``decode.members.MEMBER_DECODERS``), or the decoder of an ensemble
-        (``training["ensemble"]``, e.g. "product"); None: the parser's default.
+    decoder (str | None): how a model with members combines them by default, or the
+        decoder of an ensemble (a name of ``decode.registry``; older names are kept
+        as saved); None: the parser's default.
     labeller (FunctionTagger | None): puts function tags on the parses (over the
         model's label scheme); members have none of their own.
     function_labels (str): whose function tags the parses get when the grammar keeps
@@ -211,6 +222,8 @@ class ParsingModel:
         params: Mapping[str, Any] | None = None,
         training: Mapping[str, Any] | None = None,
         extra_grammars: Sequence[LPCFG] = (),
+        coarse_grammar: LPCFG | None = None,
+        ensemble: Sequence[LPCFG] = (),
         spectrum: Spectrum | None = None,
         members: Sequence[ParsingModel] = (),
         decoder: str | None = None,
@@ -222,8 +235,9 @@ class ParsingModel:
         self.transform = transform
         self.estimator = estimator
         self.params = dict(params or {})
-        self.training = dict(training or {})
-        self.extra_grammars = tuple(extra_grammars)
+        self.training, self.extra_grammars = _stored_roles(
+            dict(training or {}), tuple(extra_grammars), coarse_grammar, tuple(ensemble)
+        )
         self.spectrum = spectrum
         self.members = tuple(members)
         self.decoder = decoder
@@ -290,7 +304,7 @@ class ParsingModel:
                     f"member {i} uses the label scheme {member.label_scheme!r}, "
                     f"the model {self.label_scheme!r}"
                 )
-        if self.decoder is not None and not (self.members or self.training.get(ENSEMBLE)):
+        if self.decoder is not None and not (self.members or self.ensemble):
             raise fail("a decoder is stored with members or an ensemble only")
         if self.members and self.decoder is None:
             raise fail("a model with members needs the decoder that combines them")
@@ -368,16 +382,14 @@ class ParsingModel:
 
     @property
     def _latent(self) -> bool:
-        """Whether a grammar this model decodes (its own or an ensemble member's) has
-        latent states."""
-        grammars = [self.grammar] + [
-            self.extra_grammars[i] for i in self.training.get(ENSEMBLE, ())
-        ]
-        return any(grammar.max_states > 1 for grammar in grammars)
+        """Whether a grammar this model decodes (its own or its ensemble's) has latent
+        states."""
+        return any(grammar.max_states > 1 for grammar in (self.grammar, *self.ensemble))
 
     def _check_linked_grammars(self) -> None:
         """The extra grammars that ``training`` names must be what the parser expects:
-        a one-state coarse grammar and ensemble members, over the grammar's symbols."""
+        a one-state coarse grammar and ensemble grammars, over the grammar's symbols.
+        Sets the fields ``coarse_grammar`` and ``ensemble`` from them."""
 
         def fail(detail: str) -> GrammarError:
             return GrammarError(Errors.E210.format(detail=detail))
@@ -396,20 +408,22 @@ class ParsingModel:
                     f"the coarse grammar (extra grammar {coarse}) must have one state per "
                     "symbol and the grammar's symbols"
                 )
-        members = self.training.get(ENSEMBLE)
-        if members is not None:
+        indices = self.training.get(ENSEMBLE)
+        if indices is not None:
             if not (
-                isinstance(members, list)
-                and all(_is_index(member, n_extra) for member in members)
-                and len(set(members)) == len(members)
+                isinstance(indices, list)
+                and all(_is_index(index, n_extra) for index in indices)
+                and len(set(indices)) == len(indices)
             ):
                 raise fail(
                     f"training '{ENSEMBLE}' must list distinct indices of the {n_extra} extra "
-                    f"grammars, not {excerpt(members)}"
+                    f"grammars, not {excerpt(indices)}"
                 )
-            for member in members:
-                if self.extra_grammars[member].symbols != self.grammar.symbols:
-                    raise fail(f"ensemble member {member} has other symbols than the grammar")
+            for index in indices:
+                if self.extra_grammars[index].symbols != self.grammar.symbols:
+                    raise fail(f"ensemble grammar {index} has other symbols than the grammar")
+        self.coarse_grammar: LPCFG | None = None if coarse is None else self.extra_grammars[coarse]
+        self.ensemble = tuple(self.extra_grammars[index] for index in indices or ())
 
     @property
     def language(self) -> str:
@@ -701,25 +715,11 @@ def _same_structure(models: Sequence[ParsingModel]) -> bool:
 
 
 def _ensemble(models: Sequence[ParsingModel], decoder: str) -> ParsingModel:
-    """One model whose grammar and ensemble members are every grammar of ``models``
-    (their own ensembles' too), pruned with the first model's coarse grammar."""
+    """One model whose grammar and ensemble are every grammar of ``models`` (their own
+    ensembles' too), pruned with the first model's coarse grammar."""
     first = models[0]
-    grammars = [
-        grammar
-        for model in models
-        for grammar in (
-            model.grammar,
-            *(model.extra_grammars[i] for i in model.training.get(ENSEMBLE, ())),
-        )
-    ]
-    coarse = first.training.get(COARSE_GRAMMAR)
-    extras = [] if coarse is None else [first.extra_grammars[coarse]]
-    training: dict[str, Any] = {
-        key: value for key, value in first.training.items() if key not in (ENSEMBLE, COARSE_GRAMMAR)
-    }
-    if coarse is not None:
-        training[COARSE_GRAMMAR] = 0
-    training[ENSEMBLE] = list(range(len(extras), len(extras) + len(grammars) - 1))
+    grammars = [grammar for model in models for grammar in (model.grammar, *model.ensemble)]
+    training = {k: v for k, v in first.training.items() if k not in (ENSEMBLE, COARSE_GRAMMAR)}
     return ParsingModel(
         grammars[0],
         first.lexicon,
@@ -727,9 +727,36 @@ def _ensemble(models: Sequence[ParsingModel], decoder: str) -> ParsingModel:
         estimator=first.estimator,
         params=first.params,
         training=training,
-        extra_grammars=[*extras, *grammars[1:]],
+        coarse_grammar=first.coarse_grammar,
+        ensemble=grammars[1:],
         decoder=decoder,
     )
+
+
+def _stored_roles(
+    training: dict[str, Any],
+    extras: tuple[LPCFG, ...],
+    coarse: LPCFG | None,
+    ensemble: tuple[LPCFG, ...],
+) -> tuple[dict[str, Any], tuple[LPCFG, ...]]:
+    """(training, extra grammars) with the coarse grammar and the ensemble given as
+    fields appended to the extra grammars and indexed in training, as cfg.json keeps
+    them (the same files as before the fields existed)."""
+    if coarse is None and not ensemble:
+        return training, extras
+    if COARSE_GRAMMAR in training or ENSEMBLE in training:
+        detail = (
+            f"give the coarse grammar and the ensemble as fields or as training "
+            f"'{COARSE_GRAMMAR}' and '{ENSEMBLE}', not both"
+        )
+        raise GrammarError(Errors.E210.format(detail=detail))
+    if coarse is not None:
+        training[COARSE_GRAMMAR] = len(extras)
+        extras += (coarse,)
+    if ensemble:
+        training[ENSEMBLE] = list(range(len(extras), len(extras) + len(ensemble)))
+        extras += ensemble
+    return training, extras
 
 
 def read_spectrum(path: str | Path) -> Spectrum | None:

@@ -81,14 +81,12 @@ def transform_settings(model: ParsingModel) -> dict[str, Any]:
 def estimator_block(model: ParsingModel) -> dict[str, Any] | None:
     """The config block of the estimator that trained one model (with its ensemble);
     None for an estimator without a registered function."""
-    from ..grammar.model import ENSEMBLE
-
     name = model.estimator
-    if name == "split_merge" and model.training.get(ENSEMBLE):
+    if name == "split_merge" and model.ensemble:
         member = _block(REGISTERED[name], model.params)
         return {
             "@misc": SEED_PRODUCT,
-            "n_models": 1 + len(model.training[ENSEMBLE]),
+            "n_models": 1 + len(model.ensemble),
             "random_state": model.params.get("random_state"),
             "estimator": member,
         }
