@@ -111,18 +111,20 @@ class Lexicon:
         word_smoothing: float = LEXICON.word_smoothing,
         signature_smoothing: float = LEXICON.signature_smoothing,
     ):
-        for name, value in (
+        integers: tuple[tuple[str, int], ...] = (
             ("suffix_length", suffix_length),
             ("rare_threshold", rare_threshold),
             ("open_class_threshold", open_class_threshold),
             ("smooth_threshold", smooth_threshold),
-        ):
-            _check_number(name, value, integer=True)
-        for name, value in (
+        )
+        for name, number in integers:
+            _check_number(name, number, integer=True)
+        reals: tuple[tuple[str, float], ...] = (
             ("word_smoothing", word_smoothing),
             ("signature_smoothing", signature_smoothing),
-        ):
-            _check_number(name, value, integer=False)
+        )
+        for name, real in reals:
+            _check_number(name, real, integer=False)
         if not isinstance(language, str):
             raise ValueError(Errors.E012.format(value=language, name="language", expected="a str"))
         self.signatures = get_signatures(signature, language, suffix_length)
@@ -134,8 +136,10 @@ class Lexicon:
         self.smooth_threshold = smooth_threshold
         self.word_smoothing = word_smoothing
         self.signature_smoothing = signature_smoothing
-        self.known_words: frozenset[str] | None = None
-        self.classes: dict[str, str] | None = None
+        # empty until fitted (``is_fitted``)
+        self.known_words: frozenset[str] = frozenset()
+        self.classes: dict[str, str] = {}
+        self._fitted = False
         self.tags: tuple[str, ...] = ()
         self.entries: tuple[str, ...] = ()
         self.unknown_tags: Counter[str] = Counter()
@@ -157,7 +161,7 @@ class Lexicon:
 
     @property
     def is_fitted(self) -> bool:
-        return self.known_words is not None
+        return self._fitted
 
     # Fitting -----------------------------------------------------------------
 
@@ -202,9 +206,9 @@ class Lexicon:
             raise ValueError(Errors.E206.format(what="lexicon", detail="no tokens"))
         states = TagStates(sorted({tag for _, tag, _ in counts}), n_states or {})
         vectors = {key: states.check(key, value) for key, value in counts.items()}
-        word_totals: Counter[str] = Counter()
+        word_totals: dict[str, float] = {}
         for (word, _, _), vector in vectors.items():
-            word_totals[word] += float(vector.sum())
+            word_totals[word] = word_totals.get(word, 0.0) + float(vector.sum())
         known = frozenset(w for w, total in word_totals.items() if total > self.rare_threshold)
         if self.signature == "auto":  # the scheme that suits the script of the words
             scheme = choose_scheme(word_totals, self.language)
@@ -240,6 +244,7 @@ class Lexicon:
         known_sorted = sorted(known)
         self.known_words = known
         self.classes = _class_entries(classes.names, known)
+        self._fitted = True
         self.entries = tuple(known_sorted) + tuple(self.classes[n] for n in sorted(classes.names))
         self.tags = tuple(states.tags)
         self._emissions = estimate_emissions(
@@ -326,7 +331,7 @@ class Lexicon:
         if use_tags == "constrain" and tags is None:
             raise ValueError(Errors.E202.format(detail="use_tags='constrain' needs tags"))
         constrain = tags is not None and use_tags != "ignore"
-        if not constrain or not any(tags):
+        if tags is None or not constrain or not any(tags):
             return _word_scores(
                 grammar, [self._word_id(grammar, w, i) for i, w in enumerate(words)]
             )
@@ -471,6 +476,7 @@ class Lexicon:
         lexicon.tags = tuple(tags)
         lexicon.known_words = frozenset(known)
         lexicon.classes = dict(classes)
+        lexicon._fitted = True
         lexicon.entries = tuple(sorted(known)) + tuple(classes[name] for name in sorted(classes))
         if len(set(lexicon.entries)) != len(lexicon.entries):
             raise ValueError(Errors.E204.format(detail="entries are not unique"))
