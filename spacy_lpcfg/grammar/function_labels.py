@@ -341,20 +341,41 @@ def phrase_features(
     """(phrase, its feature names) for every phrase below TOP, in pre-order."""
     tags = tree.tags()
     words = tree.words()
+    # Each node's length, head child and head preterminal, found once bottom-up: read
+    # per phrase (for itself and for its siblings) they would be found again and again.
+    lengths: dict[int, int] = {}
+    head_children: dict[int, int] = {}
+    heads: dict[int, Tree] = {}
+
+    def measure(node: Tree) -> int:
+        if node.is_preterminal:
+            heads[id(node)] = node
+            lengths[id(node)] = 1
+            return 1
+        length = sum(measure(child) for child in node.children)
+        children = node.children
+        head = find_head([child.label for child in children], node.label, scheme, rules)
+        head_children[id(node)] = head
+        heads[id(node)] = heads[id(children[head])]
+        lengths[id(node)] = length
+        return length
 
     def visit(node: Tree, start: int, parent: Tree | None, grandparent: Tree | None):
-        end = start + len(node.words())
+        end = start + lengths[id(node)]
         if not node.is_preterminal and node.label != ROOT_LABEL:
-            yield node, _features(node, start, end, parent, grandparent, tags, words, scheme, rules)
+            context = (start, end, parent, grandparent, tags, words, scheme)
+            yield node, _features(node, context, head_children, heads)
         position = start
         for child in node.children:
             yield from visit(child, position, node, parent)
-            position += len(child.words())
+            position += lengths[id(child)]
 
+    measure(tree)
     yield from visit(tree, 0, None, None)
 
 
-def _features(node, start, end, parent, grandparent, tags, words, scheme, rules) -> list[str]:
+def _features(node, context, head_children, heads) -> list[str]:
+    start, end, parent, grandparent, tags, words, scheme = context
     category = scheme.category(node.label)
     parent_category = scheme.category(parent.label) if parent is not None else "<none>"
     feats = [
@@ -369,17 +390,13 @@ def _features(node, start, end, parent, grandparent, tags, words, scheme, rules)
         index = next(i for i, child in enumerate(siblings) if child is node)
         left = scheme.category(siblings[index - 1].label) if index > 0 else "<start>"
         right = scheme.category(siblings[index + 1].label) if index + 1 < len(siblings) else "<end>"
-        head_of_parent = find_head([child.label for child in siblings], parent.label, scheme, rules)
         feats += [
             "left=" + left,
             "right=" + right,
             "cat,left,right=" + ",".join((category, left, right)),
-            "is_head=" + str(index == head_of_parent),
+            "is_head=" + str(index == head_children[id(parent)]),
         ]
-    head = node
-    while not head.is_preterminal:
-        children = head.children
-        head = children[find_head([c.label for c in children], head.label, scheme, rules)]
+    head = heads[id(node)]
     length = end - start
     feats += [
         "head_tag=" + head.label,

@@ -71,6 +71,67 @@ def _sparse_copy(tagger: FunctionTagger) -> FunctionTagger:
 # What it predicts ---------------------------------------------------------------
 
 
+def _reference_features(tree: Tree, scheme, rules: str) -> list[tuple[Tree, list[str]]]:
+    """phrase_features read off the tree node by node, every length and head found
+    afresh for each phrase: the definition the fast walk must match."""
+    from spacy_lpcfg.trees.heads import find_head
+
+    tags, words, found = tree.tags(), tree.words(), []
+
+    def head_of(node: Tree) -> Tree:
+        while not node.is_preterminal:
+            labels = [child.label for child in node.children]
+            node = node.children[find_head(labels, node.label, scheme, rules)]
+        return node
+
+    def visit(node, start, parent, grandparent):
+        end = start + len(node.words())
+        if not node.is_preterminal and node.label != "TOP":
+            category = scheme.category(node.label)
+            up = scheme.category(parent.label)
+            feats = ["cat=" + category, "parent=" + up, f"cat,parent={category},{up}"]
+            if grandparent is not None:
+                feats.append("grandparent=" + scheme.category(grandparent.label))
+            siblings = parent.children
+            index = next(i for i, child in enumerate(siblings) if child is node)
+            left = scheme.category(siblings[index - 1].label) if index else "<start>"
+            last = index + 1 == len(siblings)
+            right = "<end>" if last else scheme.category(siblings[index + 1].label)
+            parent_head = find_head([c.label for c in siblings], parent.label, scheme, rules)
+            feats += [f"left={left}", f"right={right}", f"cat,left,right={category},{left},{right}"]
+            feats.append(f"is_head={index == parent_head}")
+            head, length = head_of(node), end - start
+            feats += [
+                "head_tag=" + head.label,
+                "head_word=" + (head.word or "").lower(),
+                f"cat,head_tag={category},{head.label}",
+                "first=" + tags[start],
+                "last=" + tags[end - 1],
+                "before=" + (tags[start - 1] if start else "<s>"),
+                "after=" + (tags[end] if end < len(tags) else "</s>"),
+                "before_word=" + (words[start - 1].lower() if start else "<s>"),
+                "length=" + str(length if length < 5 else 5 if length < 10 else 10),
+            ]
+            found.append((node, feats))
+        position = start
+        for child in node.children:
+            visit(child, position, node, parent)
+            position += len(child.words())
+
+    visit(tree, 0, None, None)
+    return found
+
+
+def test_phrase_features_match_their_definition(stripped_dev, train):
+    scheme = get_scheme("penn")
+    for tree in [*stripped_dev, *train[:40]]:
+        got = list(phrase_features(tree, scheme, "collins"))
+        want = _reference_features(tree, scheme, "collins")
+        assert [(id(node), feats) for node, feats in got] == [
+            (id(node), feats) for node, feats in want
+        ]
+
+
 def test_tagger_predicts_what_scikit_learn_predicts(labeller, stripped_dev):
     tagger = labeller.tagger_
     scheme = get_scheme("penn")
