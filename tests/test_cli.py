@@ -30,6 +30,17 @@ def test_cli_module_entry_point_help():
     assert "stats" in out.stdout and "evaluate" in out.stdout
 
 
+@pytest.mark.parametrize("command", ["parse", "test", "render", "combine"])
+def test_cli_decoder_help_reads_the_registry(command):
+    """--decoder's help names every registered decoder its command can use."""
+    from spacy_lpcfg.decode.registry import decoder_names
+
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    kinds = ("members",) if command == "combine" else ()
+    assert all(name in result.stdout for name in decoder_names(*kinds))
+
+
 def test_cli_stats_json(data_dir):
     result = _invoke("stats", "ptb_sample", "--split", "test", "--data-dir", data_dir, "--json")
     assert result.exit_code == 0, result.output

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from .. import defaults
+from ..decode.registry import accepted_names, decoder_for, decoder_names
 from .checks import check_model_dir, check_output_dir, refuse_overwrite
 from .exits import fail, guarded
 from .options import JSON_OPTION, QUIET_OPTION
@@ -21,10 +22,11 @@ def combine(
     decoder: str | None = typer.Option(
         None,
         "--decoder",
-        help="How the models' parses combine: product (of their bracket marginals), mbr "
-        "(expected recall of their mean; for spectral models) or dual (dual decomposition). "
-        f"Default: {defaults.MEMBER_DECODER}, or mbr for models of one grammar structure "
-        "(other seeds), which become one ensemble.",
+        help=f"How the models' parses combine: {', '.join(decoder_names('members'))} "
+        "(the product of their bracket marginals, the expected recall of their mean: for "
+        "spectral models, or dual decomposition; product and mbr name the first two). "
+        f"Default: {decoder_for(defaults.MEMBER_DECODER, members=True).name}; models of one grammar structure (other "
+        "seeds) become one ensemble, decoded by product_mbr unless a product is asked for.",
         show_default=False,
     ),
     force: bool = typer.Option(
@@ -45,15 +47,15 @@ def combine(
     input trained with --function-labeller lends its labeller (and --function-labels
     setting) to the combination.
     """
-    from ..decode.members import MEMBER_DECODERS
     from ..errors import GrammarError
     from ..grammar.model import ParsingModel, check_replaceable, combine_models
 
     *inputs, output = model_dirs
     if len(inputs) < 2:
         fail("combine needs at least two model directories and an output directory", 2)
-    if decoder is not None and decoder not in MEMBER_DECODERS:
-        fail(f"--decoder must be one of {', '.join(MEMBER_DECODERS)}, not {decoder!r}", 2)
+    choices = accepted_names("members")[1:]  # "auto" aside: combine stores a decoder
+    if decoder is not None and decoder not in choices:
+        fail(f"--decoder must be one of {', '.join(choices)}, not {decoder!r}", 2)
     for model_dir in inputs:
         check_model_dir(model_dir)
     check_output_dir(output)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from .. import defaults
+from ..decode.registry import decoder_names
 
 DATA_DIR_OPTION = typer.Option(
     None,
@@ -35,8 +36,10 @@ PARSER_OPTIONS = {
     "decoder": typer.Option(
         defaults.DECODER,
         "--decoder",
-        help="max_rule, variational, viterbi, mbr, product or product_mbr (ensembles); "
-        "auto: product_mbr for an ensemble, mbr for a latent or spectral model (unary "
+        help=f"A grammar: {', '.join(decoder_names('grammar'))}; an ensemble also "
+        f"{', '.join(decoder_names('ensemble'))}; a model with members (combine): "
+        f"{', '.join(decoder_names('members'))}. auto: the decoder stored with the model, "
+        "else product_mbr for an ensemble, mbr for a latent or spectral model (unary "
         "chains collapsed), else max_rule.",
     ),
     "threshold": typer.Option(

@@ -1,5 +1,5 @@
 """Chart posteriors for decoders: computed once per sentence, or reused when given; an
-ensemble's members pruned by the first."""
+ensemble's grammars pruned by the first."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def chart_posteriors(
     return posteriors
 
 
-def member_charts(
+def ensemble_charts(
     grammars: Sequence[LPCFG],
     lexicals: Sequence[LexicalScores],
     mask: Mask,
@@ -38,16 +38,16 @@ def member_charts(
     threshold: float,
     rule_posteriors: bool,
 ) -> list[ChartPosteriors]:
-    """The charts of an ensemble's members (or a product's grammars) for one sentence.
+    """The charts of an ensemble's grammars (or a product's) for one sentence.
 
-    The first member parses over ``mask``; the others over the items whose posterior
+    The first grammar parses over ``mask``; the others over the items whose posterior
     under the first is above ``threshold``. A latent grammar's own posteriors are far
-    sharper than the one-state levels that made ``mask``, and the members are noisy
-    copies of one grammar (or EM runs over one skeleton), so they need few items
-    besides the first's (ptb_sample dev, 8 clustering members: the same F1 at 1e-4,
-    twice as fast). A member that finds no parse there parses over ``mask``. With
-    ``threshold`` 0, members of other symbols or a signed first grammar (spectral
-    posteriors are no probabilities), every member parses over ``mask``.
+    sharper than the one-state levels that made ``mask``, and an ensemble's grammars
+    are noisy copies of one grammar (or EM runs over one skeleton), so they need few
+    items besides the first's (BENCHMARKS.md "Ensembles and products: members pruned
+    by the first"). A grammar that finds no parse there parses over ``mask``. With
+    ``threshold`` 0, grammars of other symbols or a signed first grammar (spectral
+    posteriors are no probabilities), every grammar parses over ``mask``.
 
     RETURNS (list[ChartPosteriors]): one per grammar, in order.
     """

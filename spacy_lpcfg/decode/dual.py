@@ -1,10 +1,10 @@
 """Dual decomposition of a model's members: one tree they agree on (Le Roux et al. 2013).
 
-Each member (a *slave*: its grammar, or its ensemble's product, with its own
+Each member (a *subproblem*: its grammar, or its ensemble's product, with its own
 binarisation and labels) finds its best tree under its own objective plus
 penalties on the brackets it contains; the penalties move each member
-towards the brackets the others chose, until all agree (Algorithm 1 of paper
-004). Agreement is on anchored categories: a bracket is (start, end,
+towards the brackets the others chose, until all agree (Algorithm 1 of that
+paper). Agreement is on anchored categories: a bracket is (start, end,
 category), the category being the natural label without function tags or
 annotations (``trees.transforms.coarse_label``: ``NP-SBJ^S`` -> ``NP``,
 chains kept: ``S-TPC::VP`` -> ``S::VP``), so members that strip function tags
@@ -42,7 +42,7 @@ MAX_ITERATIONS = 1000  # as Le Roux et al. 2013 (most sentences reach a certific
 STEP_SIZE = 3.0
 
 # A member: penalties over its natural labels (or None) -> its best tree.
-Slave = Callable[[SpanScores | None], ParseResult]
+Subproblem = Callable[[SpanScores | None], ParseResult]
 
 
 @dataclass(frozen=True)
@@ -58,18 +58,19 @@ class DualResult:
 
 
 def dual_decompose(
-    slaves: Sequence[Slave],
-    slave_labels: Sequence[tuple[str, ...]],
+    subproblems: Sequence[Subproblem],
+    labels: Sequence[tuple[str, ...]],
     scheme: str,
     n_words: int,
     *,
     max_iterations: int | None = None,
 ) -> DualResult:
-    """Run Algorithm 1 (module docstring) over ``slaves``.
+    """Run Algorithm 1 (module docstring) over ``subproblems``.
 
-    slaves (Sequence[Slave]): one decoder per member; each returns a parsed result.
-    slave_labels (Sequence[tuple[str, ...]]): each member's natural labels (what its
-        span scores are over).
+    subproblems (Sequence[Subproblem]): one decoder per member; each returns a parsed
+        result.
+    labels (Sequence[tuple[str, ...]]): each member's natural labels (what its span
+        scores are over).
     scheme (str): the label scheme, for categories.
     n_words (int): the sentence length.
     max_iterations (int | None): give up after this many iterations. Defaults to
@@ -77,14 +78,14 @@ def dual_decompose(
     RETURNS (DualResult): the members' last trees, whether they agreed, the iterations.
     """
     max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
-    trees = [slave(None) for slave in slaves]
+    trees = [subproblem(None) for subproblem in subproblems]
     brackets = [_brackets(tree, scheme) for tree in trees]
     if all(b == brackets[0] for b in brackets[1:]):
         return DualResult(trees, True, 1)
     categories = tuple(sorted({c for b in brackets for _, _, c in b}))
     index = {c: i for i, c in enumerate(categories)}
     size = n_words + 1
-    penalties = [np.zeros((size, size, len(categories))) for _ in slaves]
+    penalties = [np.zeros((size, size, len(categories))) for _ in subproblems]
     increases, previous = 0, sum(tree.score for tree in trees)  # the dual at zero penalties
     for iteration in range(2, max_iterations + 1):
         z = [_indicator(b, index, size) for b in brackets]
@@ -93,8 +94,8 @@ def dual_decompose(
         for penalty, own in zip(penalties, z):
             penalty -= alpha * (own - mean)
         trees = [
-            slave(_member_scores(penalty, categories, labels, scheme))
-            for slave, penalty, labels in zip(slaves, penalties, slave_labels)
+            subproblem(_member_scores(penalty, categories, own, scheme))
+            for subproblem, penalty, own in zip(subproblems, penalties, labels)
         ]
         brackets = [_brackets(tree, scheme) for tree in trees]
         # A member may choose a category no member chose before: it enters with a zero

@@ -1,4 +1,4 @@
-"""Combining the parses of a model's members: models trained apart, decoded together.
+"""Combining the span marginals of a model's members: models trained apart, decoded together.
 
 Members may differ in everything but the treebank: binarisation direction,
 Markov orders, function tags kept or stripped, estimator, lexicon. What they
@@ -9,15 +9,18 @@ are stripped), the labels are reduced to the treebank's categories (function
 tags dropped, ``NP-SBJ`` -> ``NP``, chains kept: ``S-TPC::VP`` -> ``S::VP``)
 and the brackets are chosen from the members' combined category marginals:
 
-``product``  the span-factored product of their marginals (``product`` module),
-             the default (``defaults.MEMBER_DECODER``);
-``mbr``      expected labelled recall of their mean (``mbr_tree``; any sign, so
-             it suits spectral members, whose marginals can be negative).
+``members_product``  the span-factored product of their marginals (``product``
+                     module), the default (``defaults.MEMBER_DECODER``);
+``members_mbr``      expected labelled recall of their mean (``mbr_tree``; any
+                     sign, so it suits spectral members, whose marginals can be
+                     negative).
 
 Function labels then come from the members that keep them: each chosen
 bracket takes the full label of its category with the largest mean marginal
 among those members (the category alone when none of them gives it mass).
 Tags are decided with the brackets, from the mean (or product of) tag marginals.
+Both are registered decoders of kind "members" (``decode.registry``), as is dual
+decomposition (``decode.dual``), which combines the members' trees instead.
 """
 
 from __future__ import annotations
@@ -28,58 +31,72 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import defaults
-from ..errors import Errors
 from ..trees.transforms import coarse_label
 from .mbr import DEFAULT_THRESHOLD, mbr_tree
 from .product import span_product
+from .registry import decoder_names
 from .result import ParseResult
 from .span_marginals import SpanMarginals, aligned, mean_marginals
 from .span_scores import SpanScores
 
-MEMBER_DECODERS = ("mbr", "product", "dual")  # "dual": decode.dual, by the Parser
+MEMBER_DECODERS = decoder_names("members")  # what benchmarks/bench_combine.py compares
 
 
-def combine_members(
+def members_product(
     parts: Sequence[SpanMarginals],
     keeps_functions: Sequence[bool],
     scheme: str,
-    decoder: str = defaults.MEMBER_DECODER,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
     span_scores: SpanScores | None = None,
 ) -> ParseResult:
-    """The tree of the members' combined marginals (see the module docstring).
+    """The tree of the product of the members' category marginals (module docstring).
 
     parts (Sequence[SpanMarginals]): the marginals of the members that parsed (>= 1).
     keeps_functions (Sequence[bool]): per part, whether its labels carry function tags.
     scheme (str): the label scheme, which says what a label's category is.
-    decoder (str): "mbr" or "product".
-    threshold (float): the bracket cost of "mbr".
     span_scores (SpanScores | None): added to each bracket's score, by category.
     RETURNS (ParseResult): TOP over natural labels, with function tags where a member
         that keeps them supplies one.
     """
-    if decoder not in ("mbr", "product"):  # "dual" decodes trees, not marginals
-        expected = "mbr or product (dual decomposition is decode.dual's)"
-        raise ValueError(Errors.E012.format(name="decoder", value=decoder, expected=expected))
-    categories = aligned([_categories(part, scheme) for part in parts])
-    if decoder == "mbr":
-        result = mbr_tree(
-            mean_marginals(categories),
-            threshold=threshold,
-            decoder="members_mbr",
-            span_scores=span_scores,
-        )
-    else:
-        result = span_product(categories, "members_product", span_scores)
-    keepers = [part for part, keeps in zip(parts, keeps_functions) if keeps]
+    categories = aligned([by_category(part, scheme) for part in parts])
+    result = span_product(categories, "members_product", span_scores)
+    return _with_member_functions(result, parts, keeps_functions, scheme)
+
+
+def members_mbr(
+    parts: Sequence[SpanMarginals],
+    keeps_functions: Sequence[bool],
+    scheme: str,
+    *,
+    span_scores: SpanScores | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> ParseResult:
+    """The expected-recall tree of the mean of the members' category marginals
+    (``mbr_tree``); arguments as for ``members_product``.
+
+    threshold (float): the cost of a bracket.
+    """
+    categories = aligned([by_category(part, scheme) for part in parts])
+    result = mbr_tree(
+        mean_marginals(categories),
+        threshold=threshold,
+        decoder="members_mbr",
+        span_scores=span_scores,
+    )
+    return _with_member_functions(result, parts, keeps_functions, scheme)
+
+
+def _with_member_functions(
+    result: ParseResult, parts: Sequence[SpanMarginals], keeps: Sequence[bool], scheme: str
+) -> ParseResult:
+    """``result`` with the function tags of the parts that keep them, if any."""
+    keepers = [part for part, keeps_functions in zip(parts, keeps) if keeps_functions]
     if not keepers or len(result.labels) <= 1:
         return result
     return _with_functions(result, mean_marginals(aligned(keepers)), scheme)
 
 
-def _categories(part: SpanMarginals, scheme: str) -> SpanMarginals:
+def by_category(part: SpanMarginals, scheme: str) -> SpanMarginals:
     """``part`` with its labels' marginals summed by category."""
     names, column = _category_columns(part.labels, scheme)
     if names == part.labels:

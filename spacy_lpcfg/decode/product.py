@@ -14,13 +14,14 @@ spans of ``sum_k log(mu_k(l) / (1 - sum_l' mu_k(l')))`` (probabilities
 clipped to [1e-10, 1], which also covers signed grammars); the span CKY
 decodes it.
 
-``product_mbr_parse`` averages the K members' marginals and decodes them
+``product_mbr_parse`` averages the K grammars' marginals and decodes them
 with ``mbr`` (the combination used for noisy spectral models, whose
 marginals can be negative).
 
-Members whose chart has no parse are left out; the result fails only when no
-member parses (or, for shared rules, when no tree uses only anchored rules
-that every parsing member has).
+Grammars whose chart has no parse are left out; the result fails only when no
+grammar parses (or, for shared rules, when no tree uses only anchored rules
+that every parsing grammar has). ``span_product`` also serves the product of a
+combined model's members (``decode.members``).
 """
 
 from __future__ import annotations
@@ -56,24 +57,24 @@ def product_parse(
     grammars (Sequence[LPCFG]): the K >= 1 grammars (non-negative weights).
     lexicals (Sequence[LexicalScores]): the sentence's preterminal scores for each grammar.
     masks (Sequence[np.ndarray | None] | None): a pruning mask per grammar, or None.
-    posteriors (Sequence[ChartPosteriors] | None): the members' inside_outside results
+    posteriors (Sequence[ChartPosteriors] | None): the grammars' inside_outside results
         when already computed (with rule posteriors when the grammars share rules).
     span_scores (SpanScores | None): added to the log score of each bracket.
     RETURNS (ParseResult): the parse, or a failed result.
     """
     shared = bool(grammars) and shares_rules(grammars)
-    charts = _member_charts(grammars, lexicals, masks, posteriors, rule_posteriors=shared)
-    members = [(grammar, chart) for grammar, chart in zip(grammars, charts) if chart.has_parse]
-    if not members:
+    charts = _charts_of(grammars, lexicals, masks, posteriors, rule_posteriors=shared)
+    parsed = [(grammar, chart) for grammar, chart in zip(grammars, charts) if chart.has_parse]
+    if not parsed:
         return ParseResult.failure(lexicals[0].n_words, "product")
     if shared:
-        parts = [anchored_scores(grammar, chart, "max_rule") for grammar, chart in members]
+        parts = [anchored_scores(grammar, chart, "max_rule") for grammar, chart in parsed]
         summed = sum_anchored_scores(parts)
         if span_scores is not None:
             summed = add_to_rules(grammars[0], summed, span_scores)
         return rule_cky(grammars[0], summed, "product")
     return span_product(
-        aligned([span_marginals(grammar, chart) for grammar, chart in members]),
+        aligned([span_marginals(grammar, chart) for grammar, chart in parsed]),
         "product",
         span_scores,
     )
@@ -88,15 +89,15 @@ def product_mbr_parse(
     threshold: float = DEFAULT_THRESHOLD,
     span_scores: SpanScores | None = None,
 ) -> ParseResult:
-    """The maximum expected recall tree for the K members' mean marginals.
+    """The maximum expected recall tree for the K grammars' mean marginals.
 
     Arguments as for product_parse (signed grammars welcome); `threshold` and
     `span_scores` as for mbr_parse.
     RETURNS (ParseResult): the parse, or a failed result.
     """
-    charts = _member_charts(grammars, lexicals, masks, posteriors, rule_posteriors=False)
-    members = [(grammar, chart) for grammar, chart in zip(grammars, charts) if chart.has_parse]
-    parts = aligned([span_marginals(grammar, chart) for grammar, chart in members])
+    charts = _charts_of(grammars, lexicals, masks, posteriors, rule_posteriors=False)
+    parsed = [(grammar, chart) for grammar, chart in zip(grammars, charts) if chart.has_parse]
+    parts = aligned([span_marginals(grammar, chart) for grammar, chart in parsed])
     if not parts:
         return ParseResult.failure(lexicals[0].n_words, "product_mbr")
     return mbr_tree(
@@ -140,7 +141,7 @@ def span_log_odds(part: SpanMarginals) -> np.ndarray:
     return np.log(labelled) - np.log(unlabelled)
 
 
-def _member_charts(
+def _charts_of(
     grammars: Sequence[LPCFG],
     lexicals: Sequence[LexicalScores],
     masks: Sequence[np.ndarray | None] | None,
@@ -148,7 +149,7 @@ def _member_charts(
     *,
     rule_posteriors: bool,
 ) -> list[ChartPosteriors]:
-    """Each member's chart posteriors, after checking the arguments fit together."""
+    """Each grammar's chart posteriors, after checking the arguments fit together."""
     k = len(grammars)
     if k == 0:
         raise ValueError(Errors.E308)

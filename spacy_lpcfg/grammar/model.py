@@ -644,14 +644,17 @@ def combine_models(
     Models over the same grammar structure (same transforms, symbols, rules and
     vocabulary: EM grammars from other seeds, noisy clustering models) become one
     ensemble instead, pruned once per sentence and decoded as a product of grammars
-    (Petrov 2010): "mbr" (the default there: mean marginals, ``product_mbr``) or
-    "product" (max-rule product over the shared rules).
+    (Petrov 2010): ``product_mbr`` (mean marginals; the default, and for "mbr") or
+    ``product`` (max-rule product over the shared rules; for "product"), unless the
+    decoder is "dual".
 
     The function labeller of the first model that has one (and its ``function_labels``
     setting) labels the combined parses.
 
-    decoder (str | None): how the parses are combined (``decode.members``: "product",
-        "mbr", "dual"). Defaults to ``defaults.MEMBER_DECODER`` for members.
+    decoder (str | None): how the parses are combined, a decoder for models with
+        members (``decode.registry``: "members_product", "members_mbr", "dual", or
+        "product" and "mbr" for the first two); stored as given. Defaults to
+        ``defaults.MEMBER_DECODER``.
     force (bool): combine models of other languages or treebanks too (same label
         scheme still).
     RAISES GrammarError: fewer than two models, models of other languages or
@@ -664,7 +667,8 @@ def combine_models(
     if not force:
         _check_same_treebank(parts)
     if decoder != "dual" and _same_structure(parts):
-        combined = _ensemble(parts, "product" if decoder == "product" else "product_mbr")
+        product = decoder in ("product", "members_product")  # the others: mean marginals
+        combined = _ensemble(parts, "product" if product else "product_mbr")
     else:
         combined = parts[0].with_members(parts[1:], decoder or defaults.MEMBER_DECODER)
     labelled = next((model for model in models if model.labeller is not None), None)

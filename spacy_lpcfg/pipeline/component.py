@@ -196,11 +196,13 @@ class LPCFGParser(Pipe):
         estimators (an ensemble's members).
     transforms (dict[str, Any]): ``TransformSpec`` settings; ``scheme`` and
         ``head_rules`` default to the training data's.
-    decoder (str): "max_rule", "variational", "viterbi", "mbr", "product",
-        "product_mbr", "dual" (dual decomposition of a model with members, as
-        ``spacy-lpcfg combine`` writes them) or "auto" (the model's: "product_mbr" for an ensemble, "mbr"
-        for a signed grammar, as spectral ones are, and for one with latent states
-        over collapsed unary chains, else "max_rule"; ``decode.parser.default_decoder``).
+    decoder (str): a decoder of ``decode.registry`` that suits the model: "max_rule",
+        "variational", "viterbi", "mbr", "product" or "product_mbr" for a grammar or an
+        ensemble; "members_product", "members_mbr" or "dual" for a model with members
+        (as ``spacy-lpcfg combine`` writes them); or "auto" (the model's: the decoder
+        stored with it, "product_mbr" for an ensemble, "mbr" for a signed grammar, as
+        spectral ones are, and for one with latent states over collapsed unary chains,
+        else "max_rule"; ``decode.parser.default_decoder``).
     prune_threshold (float | None): coarse-to-fine pruning threshold; None is the
         parser's default.
     use_tags (str): given ``token.tag_``: "auto" (constrain when present),
@@ -253,17 +255,15 @@ class LPCFGParser(Pipe):
         scorer: Callable | None = score_constituents,
         check_model: bool = True,
     ):
-        # The engine (numba) is imported only when a parser is made.
-        from ..decode.members import MEMBER_DECODERS
-        from ..decode.parser import AUTO
-        from ..decode.registry import DECODERS
+        # The decoder names load no engine (numba): that comes when a parser is made.
+        from ..decode.registry import accepted_names
 
         if model is not None and check_model:
             check_model_directory(Path(model), name)
         _check_prune_threshold(prune_threshold, name)
-        # a model's own check comes when the parser is built: "dual" is for models with
-        # members (spacy-lpcfg combine), the others for single grammars and ensembles
-        _check_choice("decoder", decoder, tuple(dict.fromkeys((AUTO, *DECODERS, *MEMBER_DECODERS))))
+        # every registered name: whether it suits the model (a model with members takes
+        # the members decoders) is checked when the parser is built
+        _check_choice("decoder", decoder, accepted_names())
         _check_choice("use_tags", use_tags, USE_TAGS)
         _check_choice("write_tags", write_tags, WRITE_TAGS)
         _check_choice("missing_sentences", missing_sentences, MISSING_SENTENCES)

@@ -122,7 +122,7 @@ def test_dual_slaves_of_latent_members_are_max_rule(models, ptb_small):
     latent = ParsingModel(with_unused_state(model.grammar), model.lexicon, model.transform)
     assert Parser(latent).decoder == "mbr"
     twice = Parser(combine_models([latent, latent], "dual"))
-    assert [part.decoder for part in twice._parts] == ["max_rule", "max_rule"]
+    assert [part.decoder for part in twice.parts] == ["max_rule", "max_rule"]
     alone = Parser(latent, decoder="max_rule")
     for tree in ptb_small[1][:5]:
         parse = twice.parse(tree.words())

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_lpcfg.cli import app
-from spacy_lpcfg.decode.members import combine_members
+from spacy_lpcfg.decode.members import members_mbr, members_product
 from spacy_lpcfg.decode.parser import Parser
 from spacy_lpcfg.decode.span_marginals import SpanMarginals
 from spacy_lpcfg.errors import GrammarError
@@ -53,7 +53,7 @@ def test_a_model_combined_with_itself_parses_as_the_model_alone(models, sentence
     twice = Parser(model.with_members([model], "mbr"))  # members, not one ensemble
     for words in sentences:
         marginals, _ = alone.span_marginals(words)
-        result = combine_members([marginals], [True], model.label_scheme, "mbr")
+        result = members_mbr([marginals], [True], model.label_scheme)
         expected = model.pipeline.invert(result.to_tree(words))
         assert twice.parse(words).tree == expected
 
@@ -81,7 +81,7 @@ def test_member_transforms_are_inverted_per_member(models, sentences):
 
 def test_each_member_prunes_and_scores_with_its_own_grammar(models, sentences):
     parser = Parser(combine_models([models["left"], models["right"]], "mbr"))
-    for part, model in zip(parser._parts, [models["left"], models["right"]]):
+    for part, model in zip(parser.parts, [models["left"], models["right"]]):
         marginals, fallback = part.span_marginals(sentences[0])
         assert fallback is None
         assert not any(label.startswith("@") for label in marginals.labels)
@@ -101,11 +101,11 @@ def test_function_labels_come_from_the_members_that_keep_them():
 
     keeper = marginals(("NP-SBJ", "NP-TMP", "S"), [0.3, 0.4, 0.2])
     stripped = marginals(("NP", "S"), [0.6, 0.4])
-    result = combine_members([keeper, stripped], [True, False], "penn", "mbr")
+    result = members_mbr([keeper, stripped], [True, False], "penn")
     tree = result.to_tree(["the", "cat"])
     assert [node.label for node in tree.subtrees()][:2] == ["TOP", "NP-TMP"]
     # Without a member that keeps functions: the category.
-    result = combine_members([stripped, stripped], [False, False], "penn", "product")
+    result = members_product([stripped, stripped], [False, False], "penn")
     assert [node.label for node in result.to_tree(["the", "cat"]).subtrees()][1] == "NP"
 
 
@@ -121,7 +121,7 @@ def test_combined_model_round_trips(models, tmp_path):
         models[name].transform for name in ("right", "left", "stripped")
     ]
     assert ParsingModel.from_bytes(combined.to_bytes()) == combined
-    assert Parser(loaded).decoder == "product"
+    assert Parser(loaded).decoder == "members_product"  # "product" as stored before
     # A model without members stays version 1: older releases still read it.
     models["right"].to_disk(tmp_path / "single")
     assert json.loads((tmp_path / "single" / "cfg.json").read_text())["format_version"] == 1

@@ -11,6 +11,7 @@ from spacy_lpcfg.decode import (
     DECODERS,
     ParseResult,
 )
+from spacy_lpcfg.decode.registry import decoder_names
 from spacy_lpcfg.grammar import LPCFG, LexicalScores, SymbolTable
 from spacy_lpcfg.trees import Tree
 from spacy_lpcfg.trees.transforms import TransformPipeline, is_intermediate
@@ -91,7 +92,7 @@ def _mle_grammar(trees: list[Tree]) -> LPCFG:
     return LPCFG.from_rules(symbols, {}, binary=binary, unary=unary, lexical=lexical)
 
 
-@pytest.mark.parametrize("decoder", sorted(DECODERS))
+@pytest.mark.parametrize("decoder", sorted(decoder_names("grammar", "ensemble")))
 @pytest.mark.parametrize("text", TREEBANK)
 def test_decoders_output_inverts_to_the_treebank_tree(decoder, text):
     """Every registered decoder, through the one calling convention (a joint decoder

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from spacy_lpcfg import defaults
-from spacy_lpcfg.decode.charts import member_charts
-from spacy_lpcfg.decode.parser import FALLBACKS, Parser, level_label
+from spacy_lpcfg.decode.charts import ensemble_charts
+from spacy_lpcfg.decode.levels import level_label
+from spacy_lpcfg.decode.parser import FALLBACKS, Parser
 from spacy_lpcfg.trees.transforms import TransformSpec
 
 
@@ -82,7 +83,7 @@ def test_a_level_that_merges_nothing_is_skipped(ptb_small):
     # Without function tags or annotations, the second default level (X-bar with Markov
     # context) is the grammar itself: the cascade runs the dense pass, then the final
     # pass over its mask, exactly as with the first level alone.
-    from spacy_lpcfg.decode.parser import DEFAULT_LEVELS
+    from spacy_lpcfg.decode.levels import DEFAULT_LEVELS
     from spacy_lpcfg.estimators.mle import MLEEstimator
 
     transform = TransformSpec(keep_functions=False, v_markov=1)
@@ -207,7 +208,7 @@ def test_parser_ensemble_of_copies_decodes_like_one_grammar(
     # K identical members: the product of their max-rule scores and the mean of their
     # marginals have the single grammar's optimum, through the same pruning.
     ensemble = Parser(_ensemble_of_copies(small_model, 3), decoder=ensemble_decoder)
-    assert len(ensemble.members) == 3
+    assert len(ensemble.grammars) == 3
     single = Parser(small_model, decoder=single_decoder)
     for tree in ptb_small[1][:8]:
         words = tree.words()
@@ -221,18 +222,18 @@ def test_parser_rejects_a_member_threshold_outside_0_1(small_model, threshold):
 
 
 def test_parser_ensemble_members_are_pruned_by_the_first(small_model, ptb_small, monkeypatch):
-    # the wiring; member_charts itself is checked against the oracle (test_member_charts)
-    import spacy_lpcfg.decode.parser as parser_module
+    # the wiring; ensemble_charts itself is checked against the oracle (test_ensemble_charts)
+    import spacy_lpcfg.decode.grammar_parser as parser_module
 
     seen = []
 
     def recording(grammars, lexicals, mask, *, threshold, rule_posteriors):
         seen.append((len(grammars), threshold))
-        return member_charts(
+        return ensemble_charts(
             grammars, lexicals, mask, threshold=threshold, rule_posteriors=rule_posteriors
         )
 
-    monkeypatch.setattr(parser_module, "member_charts", recording)
+    monkeypatch.setattr(parser_module, "ensemble_charts", recording)
     ensemble = _ensemble_of_copies(small_model, 3)
     words = ptb_small[1][0].words()
     for decoder in ("product", "product_mbr"):
@@ -251,14 +252,14 @@ def test_parts_with_one_coarsest_level_share_its_pass(small_model, ptb_small):
 
     stripped = MLEEstimator(transform=TransformSpec(keep_functions=False, v_markov=1))
     combined = Parser(combine_models([small_model, stripped.fit(ptb_small[0]).model_]))
-    kept, other = combined._parts
-    first, second = (part.cascade.levels[0].grammar.symbols for part in combined._parts)
+    kept, other = combined.parts
+    first, second = (part.cascade.levels[0].grammar.symbols for part in combined.parts)
     assert set(first.names) == set(second.names) and first != second
     for tree in ptb_small[1][:5]:
         words = tree.words()
         shared = {}
-        lexicals = [part._lexicals(words, None, 0.0)[1] for part in combined._parts]
-        own = [part.cascade.first_pass(lexical) for part, lexical in zip(combined._parts, lexicals)]
+        lexicals = [part._lexicals(words, None, 0.0)[1] for part in combined.parts]
+        own = [part.cascade.first_pass(lexical) for part, lexical in zip(combined.parts, lexicals)]
         assert kept._first_pass(lexicals[0], shared) is not None and len(shared) == 1
         reused = other._first_pass(lexicals[1], shared)
         # the first part's posteriors, each column under the second part's symbol
@@ -293,7 +294,7 @@ def test_parser_keeps_a_clustering_grammar_sparse(ptb_small, tmp_path):
 def test_default_first_level_merges_cess_phrase_features(load_corpus):
     # CESS-ESP phrase labels carry dotted features (grup.nom.ms); the dense first pass
     # runs over their categories (grup), which leaves far fewer symbols to parse.
-    from spacy_lpcfg.decode.parser import DEFAULT_LEVELS
+    from spacy_lpcfg.decode.levels import DEFAULT_LEVELS
     from spacy_lpcfg.estimators.mle import MLEEstimator
 
     trees = load_corpus("cess_esp", "train")[:300]

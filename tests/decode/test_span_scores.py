@@ -19,12 +19,13 @@ from decode_oracle import (
 
 from spacy_lpcfg.decode import DECODERS, SpanScores, mbr_parse, mbr_tree
 from spacy_lpcfg.decode.mbr import DEFAULT_THRESHOLD
-from spacy_lpcfg.decode.members import combine_members
+from spacy_lpcfg.decode.members import members_mbr, members_product
 from spacy_lpcfg.decode.parser import Parser
+from spacy_lpcfg.decode.registry import decoder_names
 from spacy_lpcfg.decode.span_marginals import SpanMarginals
 from spacy_lpcfg.grammar.symbols import PHRASAL
 
-HOOKED = sorted(name for name, decoder in DECODERS.items() if decoder.span_scores)
+HOOKED = sorted(name for name in decoder_names("grammar", "ensemble") if DECODERS[name].span_scores)
 
 
 def _random_scores(grammar, n: int, seed: int) -> SpanScores:
@@ -123,8 +124,8 @@ def test_span_scores_force_and_forbid_brackets():
     steer = SpanScores(labels, scores)
     steered = brackets(mbr_tree(spans, span_scores=steer))
     assert ("NP", 0, 2) not in steered and ("VP", 1, 3) in steered
-    for decoder in ("mbr", "product"):
-        combined = brackets(combine_members([spans], [False], "penn", decoder, span_scores=steer))
+    for combine in (members_mbr, members_product):
+        combined = brackets(combine([spans], [False], "penn", span_scores=steer))
         assert ("NP", 0, 2) not in combined and ("VP", 1, 3) in combined
 
 

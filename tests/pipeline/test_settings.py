@@ -154,3 +154,14 @@ def test_settings_saved_pipeline_loads_without_the_original_model(model_dir, tmp
     loaded.remove_pipe("lpcfg_parser")
     with pytest.raises(ValueError, match="E511"):
         loaded.add_pipe("lpcfg_parser", config={"model": str(copy)})
+
+
+def test_settings_decoder_takes_every_registered_name():
+    """The component checks the decoder against the registry (``accepted_names``): "dual"
+    and the other members decoders too, and the older names combine stored."""
+    from spacy_lpcfg.decode.registry import accepted_names
+
+    names = accepted_names()
+    assert {"dual", "members_product", "members_mbr", "product", "mbr"} <= set(names)
+    for name in names:
+        assert add_parser(decoder=name).decoder == name

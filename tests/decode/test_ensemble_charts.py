@@ -1,4 +1,4 @@
-"""An ensemble's members pruned by the first member's posteriors (``member_charts``),
+"""An ensemble's grammars pruned by the first grammar's posteriors (``ensemble_charts``),
 against charts computed apart and the brute-force oracle."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from chart.brute_force import oracle_posteriors
 from decode_oracle import allowed, case, enumerate_derivations, reweighted, word_ids
 
 from spacy_lpcfg.chart import inside_outside
-from spacy_lpcfg.decode.charts import member_charts
+from spacy_lpcfg.decode.charts import ensemble_charts
 from spacy_lpcfg.grammar import LexicalScores
 
 SEEDS = range(12)
@@ -33,7 +33,7 @@ def _assert_parsed_alone(grammar, lexical, chart, rule_posteriors: bool = False)
 
 
 def _pruned_by_first(seed: int, threshold_of):
-    """(grammars, lexicals, the first's kept items, member_charts) at the threshold
+    """(grammars, lexicals, the first's kept items, ensemble_charts) at the threshold
     ``threshold_of(the first's marginals)``; None when the first has no parse."""
     grammars, lexicals = _members(seed)
     first = inside_outside(grammars[0], lexicals[0], None, rule_posteriors=False)
@@ -41,7 +41,7 @@ def _pruned_by_first(seed: int, threshold_of):
         return None
     threshold = float(threshold_of(first.marginals))
     mask = _kept(first, grammars[0].n_symbols, threshold)
-    charts = member_charts(grammars, lexicals, None, threshold=threshold, rule_posteriors=False)
+    charts = ensemble_charts(grammars, lexicals, None, threshold=threshold, rule_posteriors=False)
     np.testing.assert_allclose(charts[0].marginals, first.marginals)
     return grammars, lexicals, mask, charts
 
@@ -57,7 +57,7 @@ def _kept(chart, n_symbols: int, threshold: float) -> np.ndarray:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_threshold_zero_parses_every_member_alone(seed):
     grammars, lexicals = _members(seed)
-    charts = member_charts(grammars, lexicals, None, threshold=0.0, rule_posteriors=True)
+    charts = ensemble_charts(grammars, lexicals, None, threshold=0.0, rule_posteriors=True)
     for grammar, lexical, chart in zip(grammars, lexicals, charts):
         _assert_parsed_alone(grammar, lexical, chart, rule_posteriors=True)
 
@@ -114,6 +114,6 @@ def test_a_signed_first_member_prunes_nothing(seed):
     # spectral posteriors are no probabilities: every member parses the whole mask
     grammars, lexicals = _members(seed, signed=True)
     assert grammars[0].signed
-    charts = member_charts(grammars, lexicals, None, threshold=0.5, rule_posteriors=False)
+    charts = ensemble_charts(grammars, lexicals, None, threshold=0.5, rule_posteriors=False)
     for grammar, lexical, chart in zip(grammars, lexicals, charts):
         _assert_parsed_alone(grammar, lexical, chart)
