@@ -222,12 +222,30 @@ def test_models_of_one_structure_become_one_ensemble(models, sentences, tmp_path
         combined = combine_models([model, model], decoder)
         assert not combined.members and len(combined.training["ensemble"]) == 1
         assert combined.decoder == ("product" if decoder == "product" else "product_mbr")
+        assert combined.ensemble == (model.grammar,)
         single, both = Parser(model, decoder=alone), Parser(combined)
         for words in sentences[:6]:
             assert both.parse(words).tree == single.parse(words).tree
     combined.to_disk(tmp_path / "ensemble")
     loaded = ParsingModel.from_disk(tmp_path / "ensemble")
     assert loaded == combined and Parser(loaded).decoder == "product_mbr"
+    # the members decoders' own names choose the ensemble's product alike
+    assert combine_models([model, model], "members_product").decoder == "product"
+    assert combine_models([model, model], "members_mbr").decoder == "product_mbr"
     # dual decomposition keeps them as members; other transforms too
     assert combine_models([model, model], "dual").members
     assert combine_models([model, models["left"]]).members
+
+
+def test_the_older_member_decoder_names_parse_as_the_new_ones(models, sentences, tmp_path):
+    """Models combine stored with "mbr" or "product" (before the members decoders had
+    names of their own) parse as members_mbr and members_product, saved and loaded."""
+    pair = [models["right"], models["left"]]
+    for old, new in (("mbr", "members_mbr"), ("product", "members_product")):
+        combine_models(pair, old).to_disk(tmp_path / old)
+        loaded = ParsingModel.from_disk(tmp_path / old)
+        assert loaded.decoder == old  # kept as saved
+        before, after = Parser(loaded), Parser(combine_models(pair, new))
+        assert before.decoder == after.decoder == new
+        for words in sentences[:3]:
+            assert before.parse(words) == after.parse(words)
