@@ -1,7 +1,7 @@
 """Ensembles and products pruned by their first member: the BENCHMARKS.md section "members".
 
 Parses ptb_sample dev and test with each model given, for each member threshold
-(``Parser(member_threshold=...)``, ``decode.charts.member_charts``; 0: every
+(``Parser(member_threshold=...)``, ``decode.charts.ensemble_charts``; 0: every
 member parses the pruning passes' items), in one process, and then runs the
 Berkeley parser's ``race.sh`` on test with every model at the default threshold,
 so that speed is compared with Berkeley as a ratio from one run. Speed: the

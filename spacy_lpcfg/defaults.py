@@ -33,7 +33,7 @@ states")."""
 
 MEMBER_PRUNE_THRESHOLD = 1e-4
 """An ensemble's members after the first parse the items whose posterior under the
-first is above this (``decode.charts.member_charts``). ptb_sample dev, 8 clustering
+first is above this (``decode.charts.ensemble_charts``). ptb_sample dev, 8 clustering
 members: the F1 of parsing every member over the pruning passes' items, much faster
 (BENCHMARKS.md "Ensembles and products: members pruned by the first")."""
 

@@ -7,7 +7,7 @@ image at the level above survived (a ``MergedMask`` over the coarser level's
 symbols, never expanded). The levels, coarsest first:
 
 1. merged grammars (``grammar.projection``): each is the one-state grammar
-   with symbols merged by name (``decode.parser.level_label``: X-bar labels,
+   with symbols merged by name (``decode.levels.level_label``: X-bar labels,
    then X-bar labels with Markov context, by default);
 2. the one-state grammar over the final grammar's symbols; when the final
    grammar has one state this level *is* the final pass, left to the caller;

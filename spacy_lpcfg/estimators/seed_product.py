@@ -4,7 +4,7 @@ EM climbs to a different local optimum from each seed's split noise, and the
 grammars err differently. They share their transforms, symbols, rules and
 vocabulary (those of the training trees), so ``grammar.model.combine_models``
 joins them into one ensemble: pruned once per sentence, the members after the
-first parsing only what it leaves (``decode.charts.member_charts``), decoded by
+first parsing only what it leaves (``decode.charts.ensemble_charts``), decoded by
 ``product_mbr``. On ptb_sample, 3 seeds are more accurate than the Berkeley parser at
 more than twice its speed, 8 seeds a little more accurate still but slower
 (BENCHMARKS.md "Products of split-merge seeds against the Berkeley parser
