@@ -75,6 +75,7 @@ def inside_outside_nodes(
     unary_weights,
     lexical_offsets,
     lexical_weights,
+    with_counts=True,
 ):
     """Scaled inside-outside over gold trees and the expected counts of their rules.
 
@@ -85,6 +86,8 @@ def inside_outside_nodes(
     n_states (np.ndarray): int64[n_symbols], latent states per symbol.
     state_start (np.ndarray): int64[n_symbols], each symbol's first global state id.
     *_offsets, *_weights: rule blocks as in ``grammar.lpcfg`` (lexical blocks (m_tag,)).
+    with_counts (bool): False: the passes only (merge losses, token posteriors): the
+        rule counts come back empty, not as arrays the size of the weights.
     RETURNS: inside, outside (float64[sum of the nodes' states], scaled), log_inside,
         log_outside (float64[N]), log_likelihood (float, over the roots), the expected
         binary, unary and lexical counts (shaped like the weights) and state_counts
@@ -98,9 +101,9 @@ def inside_outside_nodes(
     log_outside = np.zeros(n)
     # the factor taken out of a node's inside vector alone (not its children's)
     local_scale = np.ones(n)
-    binary_counts = np.zeros(len(binary_weights))
-    unary_counts = np.zeros(len(unary_weights))
-    lexical_counts = np.zeros(len(lexical_weights))
+    binary_counts = np.zeros(len(binary_weights) if with_counts else 0)
+    unary_counts = np.zeros(len(unary_weights) if with_counts else 0)
+    lexical_counts = np.zeros(len(lexical_weights) if with_counts else 0)
     state_counts = np.zeros(int(n_states.sum()))
 
     for i in range(n - 1, -1, -1):  # children first
@@ -176,14 +179,19 @@ def inside_outside_nodes(
                 for j in range(ma):
                     row = base + (h * ma + j) * mb
                     w = binary_weights[row : row + mb]
-                    counts = binary_counts[row : row + mb]
                     ox = o * inside[sa + j]
-                    posterior = ox * inverse_z
                     pushed = 0.0
-                    for k in range(mb):
-                        pushed += w[k] * y[k]
-                        right_outside[k] += ox * w[k]
-                        counts[k] += posterior * w[k] * y[k]
+                    if with_counts:
+                        counts = binary_counts[row : row + mb]
+                        posterior = ox * inverse_z
+                        for k in range(mb):
+                            pushed += w[k] * y[k]
+                            right_outside[k] += ox * w[k]
+                            counts[k] += posterior * w[k] * y[k]
+                    else:
+                        for k in range(mb):
+                            pushed += w[k] * y[k]
+                            right_outside[k] += ox * w[k]
                     outside[sa + j] += o * pushed
             for k in range(mb):
                 outside[sb + k] += right_outside[k]
@@ -199,9 +207,10 @@ def inside_outside_nodes(
                 for j in range(ma):
                     w = o * unary_weights[base + h * ma + j]
                     outside[sa + j] += w
-                    unary_counts[base + h * ma + j] += w * inside[sa + j] * inverse_z
+                    if with_counts:
+                        unary_counts[base + h * ma + j] += w * inside[sa + j] * inverse_z
             log_outside[a] = log_outside[i] + _normalise(outside, sa, ma)
-        elif z > 0.0:
+        elif z > 0.0 and with_counts:
             base = lexical_offsets[rule]
             for h in range(m):
                 lexical_counts[base + h] += outside[s + h] * inside[s + h] * local_scale[i] / z
@@ -216,6 +225,34 @@ def inside_outside_nodes(
         lexical_counts,
         state_counts,
     )
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def leaf_posteriors(symbol, left, right, n_states, inside, outside):
+    """The posterior over the states of each leaf (``inside * outside`` normalised at
+    the node), leaves in node order, flat: without temporaries the size of ``inside``.
+
+    inside, outside (np.ndarray): an ``inside_outside_nodes`` result.
+    RETURNS (np.ndarray): float64[sum of the leaves' states].
+    """
+    size = 0
+    for i in range(len(symbol)):
+        if left[i] < 0 and right[i] < 0:
+            size += n_states[symbol[i]]
+    result = np.empty(size)
+    s = 0
+    out = 0
+    for i in range(len(symbol)):
+        m = n_states[symbol[i]]
+        if left[i] < 0 and right[i] < 0:
+            total = 0.0
+            for h in range(m):
+                total += inside[s + h] * outside[s + h]
+            for h in range(m):
+                result[out + h] = inside[s + h] * outside[s + h] / total
+            out += m
+        s += m
+    return result
 
 
 @njit(cache=True, nogil=True)
@@ -297,6 +334,24 @@ def normalise_blocks(shape, offsets, start, counts, totals, alpha):
                     weights[base + x] = counts[base + x] / total
     smooth_blocks(shape, offsets, weights, alpha)
     return weights
+
+
+@njit(cache=True, nogil=True)
+def normalise_blocks_in_place(shape, offsets, start, counts, totals, alpha):
+    """``normalise_blocks`` written over ``counts`` (the same weights, no new array)."""
+    for r in range(len(offsets) - 1):
+        m = shape[r, 0]
+        rest = shape[r, 1] * shape[r, 2]
+        for h in range(m):
+            total = totals[start[r, 0] + h]
+            base = offsets[r] + h * rest
+            if total > 0.0:
+                for x in range(rest):
+                    counts[base + x] = counts[base + x] / total
+            else:
+                for x in range(rest):
+                    counts[base + x] = 0.0
+    smooth_blocks(shape, offsets, counts, alpha)
 
 
 @njit(cache=True, nogil=True)

@@ -93,7 +93,7 @@ def shard_pass(
     tokens (bool): RETURNS the posteriors over the states of each leaf (flat, node order).
     RETURNS (EStep): otherwise.
     """
-    from .em_kernels import inside_outside_nodes, merge_losses
+    from .em_kernels import inside_outside_nodes, leaf_posteriors, merge_losses
 
     state_start = np.concatenate([[0], np.cumsum(n_states)[:-1]]).astype(np.int64)
     result = inside_outside_nodes(
@@ -110,6 +110,7 @@ def shard_pass(
         weights["unary"],
         offsets["lexical"],
         weights["lexical"],
+        pair_share is None and not tokens,  # counts only for an E-step
     )
     inside, outside, _, _, log_likelihood, binary, unary, lexical, state_counts = result
     if pair_share is not None:
@@ -118,12 +119,9 @@ def shard_pass(
             shard["symbol"], n_states, state_start, is_split, inside, outside, pair_share
         )
     if tokens:
-        node_states = n_states[shard["symbol"]]
-        leaf = np.repeat((shard["left"] < 0) & (shard["right"] < 0), node_states)
-        node_of_value = np.repeat(np.arange(len(node_states)), node_states)
-        product = inside * outside
-        total = np.bincount(node_of_value, product, minlength=len(node_states))
-        return (product / total[node_of_value])[leaf]
+        return leaf_posteriors(
+            shard["symbol"], shard["left"], shard["right"], n_states, inside, outside
+        )
     return EStep(
         log_likelihood, {"binary": binary, "unary": unary, "lexical": lexical}, state_counts
     )
@@ -217,9 +215,10 @@ class ShardedTreebank:
 
 
 def _total(arrays: Iterable[np.ndarray]) -> np.ndarray:
-    """The sum of arrays, added in place into a copy of the first."""
+    """The sum of arrays, added in place into the first (each shard's arrays are its
+    own: no copy the size of the weights)."""
     arrays = iter(arrays)
-    total = next(arrays).copy()
+    total = next(arrays)
     for array in arrays:
         total += array
     return total

@@ -94,6 +94,9 @@ XBAR = TransformSpec(
 # that its word counts are exact integers (it compares them with rare_threshold).
 POSTERIOR_QUANTUM = 2.0**-20
 SPLITS = ("all", "some")
+# Split noise is drawn and applied this many weights at a time: the draws are the same
+# as one call's, without temporaries the size of the split grammar.
+NOISE_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -221,11 +224,15 @@ def m_step(
     counts: Mapping[str, np.ndarray],
     smoothing: float = 0.0,
     lexical_smoothing: float = 0.0,
+    *,
+    overwrite: bool = False,
 ) -> EMGrammar:
     """Normalise expected counts per parent state, then smooth towards the mean over
     the parent symbol's states (``normalise_rules``).
 
     counts (Mapping[str, np.ndarray]): kind -> float64 counts laid out like the weights.
+    overwrite (bool): the weights are written over the counts (float64 arrays nobody
+        else reads), which then are the grammar's: no second array of their size.
     RETURNS (EMGrammar): the grammar.
     """
     n_states = np.asarray(n_states, dtype=np.int64)
@@ -234,7 +241,9 @@ def m_step(
         shape = _block_shape(treebank.state_symbols(kind), n_states)
         start = _block_start(treebank.state_symbols(kind), n_states)
         blocks[kind] = (shape, _block_offsets(shape), start)
-    weights = normalise_rules(n_states, blocks, counts, smoothing, lexical_smoothing)
+    weights = normalise_rules(n_states, blocks, counts, smoothing, lexical_smoothing, overwrite)
+    for array in weights.values():
+        array.flags.writeable = False  # a grammar's weights never change once made
     return EMGrammar(n_states, weights)
 
 
@@ -244,15 +253,17 @@ def normalise_rules(
     counts: Mapping[str, np.ndarray],
     smoothing: float,
     lexical_smoothing: float,
+    overwrite: bool = False,
 ) -> dict[str, np.ndarray]:
     """Expected counts over their parent state's total (binary and unary rules of a
     parent share its distribution, lexical rules have their own), then smoothed
     towards the mean over the parent's states (``em_kernels.normalise_blocks``).
 
     blocks (Mapping[str, tuple]): kind -> (shape, offsets, start) of its rule blocks.
+    overwrite (bool): write the weights over the counts (``m_step``).
     RETURNS (dict[str, np.ndarray]): kind -> the weights, laid out like the counts.
     """
-    from .em_kernels import add_parent_totals, normalise_blocks
+    from .em_kernels import add_parent_totals, normalise_blocks, normalise_blocks_in_place
 
     phrasal, lexical = np.zeros(int(n_states.sum())), np.zeros(int(n_states.sum()))
     for kind, totals in (("binary", phrasal), ("unary", phrasal), ("lexical", lexical)):
@@ -264,7 +275,11 @@ def normalise_rules(
         ("lexical", lexical, lexical_smoothing),
     ):
         kind_counts = np.asarray(counts[kind], dtype=np.float64)
-        weights[kind] = normalise_blocks(*blocks[kind], kind_counts, totals, alpha)
+        if overwrite:
+            normalise_blocks_in_place(*blocks[kind], kind_counts, totals, alpha)
+            weights[kind] = kind_counts
+        else:
+            weights[kind] = normalise_blocks(*blocks[kind], kind_counts, totals, alpha)
     return weights
 
 
@@ -315,9 +330,11 @@ def split_grammar(
             _block_offsets(new_shape),
             grammar.weights[kind],
         )
-        weights *= 1.0 + noise * random_state.uniform(-1.0, 1.0, size=len(weights))
+        for lo in range(0, len(weights), NOISE_CHUNK):
+            part = weights[lo : lo + NOISE_CHUNK]
+            part *= 1.0 + noise * random_state.uniform(-1.0, 1.0, size=len(part))
         expanded[kind] = weights
-    return m_step(treebank, n_states, expanded)
+    return m_step(treebank, n_states, expanded, overwrite=True)
 
 
 def pair_divergences(treebank: EMTreebank, grammar: EMGrammar) -> np.ndarray:
@@ -413,7 +430,9 @@ def merge_grammar(
             new_local,
             np.asarray(counts[kind], dtype=np.float64),
         )
-    return m_step(treebank, new_n_states, merged_counts, smoothing, lexical_smoothing)
+    return m_step(
+        treebank, new_n_states, merged_counts, smoothing, lexical_smoothing, overwrite=True
+    )
 
 
 # The estimator ------------------------------------------------------------------------
@@ -705,10 +724,13 @@ def latent_model(
         token_state_counts(treebank, n_states, token_posteriors),
         _symbol_states(treebank, n_states),
     )
-    lexical = lexicon.lexical_arrays(symbols)
-    weights = lexical["lexical_weights"] = lexical["lexical_weights"].copy()
+    # new arrays, smoothed in place; the grammar takes them (and the EM weights) as they
+    # are once read-only, and the lexicon's own copy of the emissions goes
+    lexical = lexicon.lexical_arrays(symbols, release=True)
     shape = _block_shape(lexical["lexical_rules"][:, :1], n_states)
-    smooth_blocks(shape, _block_offsets(shape), weights, lexical_smoothing)
+    smooth_blocks(shape, _block_offsets(shape), lexical["lexical_weights"], lexical_smoothing)
+    for array in lexical.values():
+        array.flags.writeable = False
     lpcfg = LPCFG(
         symbols,
         n_states.astype(np.int32),
@@ -810,19 +832,25 @@ class _Run:
         for cycle in bar:
             started = time.perf_counter()
             chosen = clone_some(treebank, grammar) if estimator.split == "some" else None
-            grammar = split_grammar(
-                treebank, grammar, estimator.split_noise, self.random_state, chosen
-            )
-            grammar, estep = self._em(cycle, "split", grammar, estimator.em_iterations, 0.0, 0.0)
+            # Each phase's first grammar is handed over in a list that _em empties, so
+            # that no name here keeps it (a grammar's size) for the whole phase.
+            pending = [
+                split_grammar(treebank, grammar, estimator.split_noise, self.random_state, chosen)
+            ]
+            del grammar
+            grammar, estep = self._em(cycle, "split", pending, estimator.em_iterations, 0.0, 0.0)
             if estimator.merge_fraction > 0:
                 losses = sharded.merge_losses(grammar, estep.state_counts)
                 merged = choose_merges(grammar.n_states, losses, estimator.merge_fraction)
             else:
                 merged = np.zeros(int(grammar.n_states.sum()), dtype=bool)
             smoothing = (estimator.smoothing, estimator.lexical_smoothing)
-            grammar = merge_grammar(treebank, grammar.n_states, estep.counts, merged, *smoothing)
+            n_states, counts = grammar.n_states, estep.counts
+            del grammar, estep  # merging reads the counts only
+            pending = [merge_grammar(treebank, n_states, counts, merged, *smoothing)]
+            del counts
             grammar, estep = self._em(
-                cycle, "merge", grammar, estimator.merge_em_iterations, *smoothing
+                cycle, "merge", pending, estimator.merge_em_iterations, *smoothing
             )
             last = CycleState(cycle, grammar.n_states, grammar.weights, estep.state_counts)
             self.history["n_states"].append(_symbol_states(treebank, grammar.n_states))
@@ -852,13 +880,15 @@ class _Run:
         self,
         cycle: int,
         phase: str,
-        grammar: EMGrammar,
+        pending: list[EMGrammar],
         iterations: int,
         smoothing: float,
         lexical_smoothing: float,
     ) -> tuple[EMGrammar, EStep]:
-        """``iterations`` EM steps; RETURNS the last grammar and its E-step. Records the
-        log-likelihood of each grammar of the phase."""
+        """``iterations`` EM steps from the grammar in ``pending`` (taken out of it);
+        RETURNS the last grammar and its E-step. Records the log-likelihood of each
+        grammar of the phase."""
+        grammar = pending.pop()
         values = []
         bar = progress(range(iterations + 1), desc="EM", unit="iteration")
         for iteration in bar:
@@ -866,8 +896,11 @@ class _Run:
             values.append(estep.log_likelihood)
             bar.set_postfix(log_likelihood=f"{estep.log_likelihood:.1f}")
             if iteration < iterations:
+                # the weights overwrite the counts, which nothing reads after
+                n_states, counts = grammar.n_states, estep.counts
+                del grammar  # its weights go as the new ones are made
                 grammar = m_step(
-                    self.treebank, grammar.n_states, estep.counts, smoothing, lexical_smoothing
+                    self.treebank, n_states, counts, smoothing, lexical_smoothing, overwrite=True
                 )
         self.estimator.log_likelihoods_.append(EMPhase(cycle, phase, tuple(values)))
         self.history["log_likelihoods"].append(

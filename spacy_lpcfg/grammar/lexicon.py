@@ -272,16 +272,24 @@ class Lexicon:
 
     # The grammar's lexical rules ---------------------------------------------
 
-    def lexical_arrays(self, symbols: SymbolTable) -> dict[str, np.ndarray]:
-        """The emission weights as LPCFG lexical arrays over ``entries``.
+    def lexical_arrays(
+        self, symbols: SymbolTable, *, release: bool = False
+    ) -> dict[str, np.ndarray]:
+        """The emission weights as LPCFG lexical arrays over ``entries`` (new arrays).
 
         symbols (SymbolTable): the grammar's symbols; every tag must be a preterminal.
+        release (bool): then drop the emission table, which the grammar built from the
+            arrays replaces (a lexicon read from disk has none either: its weights live
+            in the grammar); a second call raises.
         RETURNS (dict): lexical_rules int32[RL, 2] (tag id, entry id) sorted,
             lexical_offsets int64[RL + 1], lexical_weights float64.
         """
         if self._emissions is None:
             raise ValueError(Errors.E201)
-        return self._emissions.lexical_arrays(symbols)
+        arrays = self._emissions.lexical_arrays(symbols)
+        if release:
+            self._emissions = None
+        return arrays
 
     # Parse time --------------------------------------------------------------
 

@@ -59,6 +59,9 @@ DENSE_SOLVE_SIZE = 2000
 
 class LPCFG:
     """A latent-variable PCFG over a symbol table. Immutable: arrays are read-only.
+    Arrays given read-only (views of read-only arrays only) are kept as they are, not
+    copied, so an estimator hands over its weights without a second copy; writable
+    ones are copied.
 
     symbols (SymbolTable): the grammar's symbols.
     n_states (np.ndarray): int32[n_symbols], latent states per symbol; TOP has 1.
@@ -658,7 +661,19 @@ def _frozen_array(name: str, value) -> np.ndarray:
                     name=name, found=f"values outside the {dtype} range", expected=f"dtype {dtype}"
                 )
             )
+    if array.dtype == dtype and array.flags.c_contiguous and _frozen(array):
+        return array  # nobody can change it: shared, not copied (a grammar's size)
     return _read_only(np.array(array, dtype=dtype, order="C"))
+
+
+def _frozen(array: np.ndarray) -> bool:
+    """Whether neither the array nor any array it views is writable."""
+    current: object = array
+    while isinstance(current, np.ndarray):
+        if current.flags.writeable:
+            return False
+        current = current.base
+    return True
 
 
 def _frozen_sparse(weights: SparseWeights) -> SparseWeights:
