@@ -14,6 +14,7 @@ applies to every parse: ``attach_function_labeller`` fits one for a model.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -74,34 +75,22 @@ class FunctionLabeller(BaseEstimator):
         check_number(self, "min_count", "an int >= 1", low=1, integer=True)
         scheme = get_scheme(self.scheme)
         rules = default_head_rules(self.scheme, self.language)
-        features, targets = [], []
+        phrases = _PhraseTable()
         for tree in trees:
             for node, feats in phrase_features(tree, scheme, rules):
-                features.append(feats)
-                targets.append(scheme.functions(node.label))
-        classes = sorted(set(targets))
+                phrases.add(feats, scheme.functions(node.label))
+        classes = sorted(phrases.targets)
         if len(classes) < 2:
             found = "no phrases" if not classes else f"only the function tags {classes[0]}"
             detail = f"the training trees have {found}; it needs at least two combinations"
             raise ValueError(Errors.E206.format(what="function labeller", detail=detail))
-        counts: dict[str, int] = {}
-        for feats in features:
-            for name in feats:
-                counts[name] = counts.get(name, 0) + 1
-        names = sorted(name for name, count in counts.items() if count >= self.min_count)
-        rows = 1 if len(classes) == 2 else len(classes)
-        # The tagger's own vectorizer makes the training matrix: columns in name order
-        # (as scikit-learn's DictVectorizer), the same at fit and label time.
-        blank = FunctionTagger(
-            self.scheme, rules, names, classes, np.zeros((rows, len(names))), np.zeros(rows)
-        )
-        number = {functions: i for i, functions in enumerate(classes)}
+        names, matrix = phrases.matrix(self.min_count)
         self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter)
         # One BLAS thread: L-BFGS's vector operations gain nothing from threads, and
         # on a busy machine they made the fit 9 times slower (ptb_sample, 600 trees:
         # 19.7 s against 2.1 s on 2 shared cores); the fit is also reproducible then.
         with threadpool_limits(limits=1, user_api="blas"):
-            self.model_.fit(blank.vectorize(features), np.array([number[t] for t in targets]))
+            self.model_.fit(matrix, phrases.classes(classes))
         self.tagger_ = FunctionTagger(
             self.scheme,
             rules,
@@ -118,6 +107,55 @@ class FunctionLabeller(BaseEstimator):
         """``trees`` with the predicted function tags on every phrase (below TOP)."""
         check_is_fitted(self, ["tagger_"])
         return self.tagger_.label(trees)
+
+
+class _PhraseTable:
+    """The phrases' features and function tags as numbers while they are read: lists
+    of feature strings per phrase took several times the memory of the matrix (BENCHMARKS.md
+    "model_memory"). ``matrix`` gives what ``FunctionTagger.vectorize`` makes of the
+    features with the tagger's columns (every name seen ``min_count`` times, in name
+    order, as scikit-learn's DictVectorizer), the same at fit and label time."""
+
+    def __init__(self):
+        self.names: dict[str, int] = {}  # feature name -> id, in order of appearance
+        self.targets: dict[tuple[str, ...], int] = {}
+        self.ids = array("q")  # the feature ids of every phrase, one after another
+        self.lengths = array("q")
+        self.target_ids = array("q")
+
+    def add(self, features: list[str], functions: tuple[str, ...]) -> None:
+        names = self.names
+        self.ids.extend([names.setdefault(name, len(names)) for name in features])
+        self.lengths.append(len(features))
+        self.target_ids.append(self.targets.setdefault(functions, len(self.targets)))
+
+    def classes(self, classes: list[tuple[str, ...]]) -> np.ndarray:
+        """int64: each phrase's index in ``classes``."""
+        number = {functions: i for i, functions in enumerate(classes)}
+        order = np.array([number[functions] for functions in self.targets], dtype=np.int64)
+        return order[np.frombuffer(self.target_ids, dtype=np.int64)]
+
+    def matrix(self, min_count: int):
+        """(the feature names kept, sorted; the phrases' CSR matrix over them)."""
+        from scipy import sparse
+
+        ids = np.frombuffer(self.ids, dtype=np.int64)
+        counts = np.bincount(ids, minlength=len(self.names))
+        kept = sorted(name for name, i in self.names.items() if counts[i] >= min_count)
+        column = np.full(len(self.names), -1, dtype=np.int64)
+        column[[self.names[name] for name in kept]] = np.arange(len(kept))
+        lengths = np.frombuffer(self.lengths, dtype=np.int64)
+        rows = np.repeat(np.arange(len(lengths)), lengths)
+        columns = column[ids]
+        known = columns >= 0
+        # each row's distinct columns, increasing: unique (row, column) keys
+        keys = np.unique(rows[known] * max(len(kept), 1) + columns[known])
+        key_rows, indices = np.divmod(keys, max(len(kept), 1))
+        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(key_rows, minlength=len(lengths)), out=indptr[1:])
+        data = np.ones(len(indices))
+        shape = (len(lengths), len(kept))
+        return kept, sparse.csr_matrix((data, indices.astype(np.int64), indptr), shape=shape)
 
 
 def has_function_tags(trees: Iterable[Tree], scheme: str) -> bool:
