@@ -10,6 +10,12 @@ another fresh process with every grammar's binary weights made dense first (the
 kernels then read the dense arrays, as before).
 
     python benchmarks/bench_model_memory.py [LABEL=]MODEL_DIR... [--no-write]
+
+With ``--train CORPUS...`` it measures training instead: ``spacy-lpcfg train CORPUS
+DIR`` with no other option (the default recipe, the full train split) under
+``/usr/bin/time -v``, one treebank after another, and reports the peak resident
+memory, wall and CPU time of each; that table replaces the section's training table
+and leaves the models table as it is.
 """
 
 from __future__ import annotations
@@ -30,9 +36,26 @@ def main() -> None:
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     parser.add_argument("--dense", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--train", nargs="+", metavar="CORPUS", help="measure train instead")
+    parser.add_argument(
+        "--rows", type=Path, help="--train: write the table from these JSON lines instead"
+    )
+    parser.add_argument("--note", default="", help="a paragraph under the training table")
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure, args.dense)))
+        return
+    if args.train:
+        if args.rows:  # rows printed by earlier --train runs (treebanks measured apart)
+            lines = args.rows.read_text(encoding="utf-8").splitlines()
+            found = {row["corpus"]: row for row in map(json.loads, lines)}
+            training = [found[corpus] for corpus in args.train]
+        else:
+            training = [measure_training(corpus) for corpus in args.train]
+        body = training_report(training, args.note)
+        print(body)
+        if not args.no_write:
+            write_section("model_memory", _with_training_table(body))
         return
     rows = []
     for given in args.models:
@@ -95,6 +118,88 @@ def measure(path: Path, dense: bool) -> dict:
         "f1": scores.fscore,
         "dense_never_built": still_sparse,
     }
+
+
+TRAINING_HEADING = "### Training: peak memory of `spacy-lpcfg train CORPUS`"
+GB = 10**9
+
+
+def measure_training(corpus: str) -> dict:
+    """``/usr/bin/time -v spacy-lpcfg train CORPUS DIR``: peak RSS, wall and CPU."""
+    import re
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="bench-train-") as folder:
+        model = Path(folder) / "model"
+        command = ["/usr/bin/time", "-v", "spacy-lpcfg", "train", corpus, str(model), "--quiet"]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+        disk = sum(f.stat().st_size for f in model.rglob("*") if f.is_file())
+    report = done.stderr
+
+    def field(name: str) -> str:
+        match = re.search(rf"{re.escape(name)}: (.+)", report)
+        assert match, name
+        return match.group(1).strip()
+
+    wall = 0.0
+    for part in field("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":"):
+        wall = wall * 60 + float(part)
+    row = {
+        "corpus": corpus,
+        "peak_rss_bytes": int(field("Maximum resident set size (kbytes)")) * 1024,
+        "wall_s": wall,
+        "cpu_s": float(field("User time (seconds)")) + float(field("System time (seconds)")),
+        "disk_bytes": disk,
+        "summary": done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "",
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def training_report(rows: list[dict], note: str = "") -> str:
+    lines = [
+        TRAINING_HEADING,
+        "",
+        "`python benchmarks/bench_model_memory.py --train "
+        + " ".join(row["corpus"] for row in rows)
+        + "`: `spacy-lpcfg train CORPUS DIR --quiet` with no other option (the default recipe: "
+        "three split-merge seeds decoded as one product and a function labeller, fitted "
+        "on the full train split) under `/usr/bin/time -v`, one after another. Peak: "
+        "its maximum resident set size; the issue's ceiling is 2 GB.",
+        "",
+        "| treebank | peak RSS GB | wall s | CPU s | model on disk MB |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['corpus']} | {row['peak_rss_bytes'] / GB:.2f} | {row['wall_s']:.0f} "
+            f"| {row['cpu_s']:.0f} | {row['disk_bytes'] / 2**20:.0f} |"
+        )
+    if note:
+        lines += ["", note]
+    return "\n".join(lines)
+
+
+def _with_training_table(table: str) -> str:
+    """The section as it is (without the measured-on line write_section writes again),
+    its training table replaced by ``table``."""
+    import re
+
+    from common import BENCHMARKS_MD
+
+    text = BENCHMARKS_MD.read_text(encoding="utf-8")
+    found = re.search(r"<!-- bench:model_memory -->\n(.*?)<!-- /bench:model_memory -->", text, re.S)
+    body = found.group(1) if found else ""
+    # the models table keeps the date and commit it was measured at; the section's own
+    # line (an earlier training table's) is written again
+    if "_Models table measured" in body:
+        body = re.sub(r"^_Measured .*?_\n\n", "", body)
+    else:
+        body = re.sub(r"^_Measured (.*?)_\n", r"_Models table measured \1_\n", body)
+    body = body.split(TRAINING_HEADING)[0].rstrip()
+    return f"{body}\n\n{table}" if body else table
 
 
 def _rss_mb() -> float:
