@@ -35,6 +35,7 @@ import numpy as np
 
 from ..defaults import CLUSTERING, LATENT, LEXICON
 from ..grammar import LPCFG
+from ..grammar.sparse_weights import SPARSE_FRACTION, SparseWeights, position_dtype
 from ..progress import progress
 from ..trees.transforms import TransformSpec
 from .base import check_choice, check_number
@@ -156,7 +157,7 @@ class ClusteringEstimator(LatentEstimator):
             {symbols.name(a): int(m) for a, m in enumerate(n_states) if m > 1},
         )
         bar.update()
-        binary_offsets, binary_weights = _dense_blocks(counts.binary_rules, n_states, binary)
+        binary_offsets, binary_weights = _sparse_blocks(counts.binary_rules, n_states, binary)
         unary_offsets, unary_weights = _dense_blocks(counts.unary_rules, n_states, unary)
         grammar = LPCFG(
             symbols,
@@ -178,7 +179,7 @@ class ClusteringEstimator(LatentEstimator):
         self.states_ = states
         self.cells_ = {"binary": binary, "unary": unary}
         self.sparsity_ = {
-            "binary_stored": len(binary_weights),
+            "binary_stored": int(binary_offsets[-1]),
             "binary_nonzero": len(binary.weights),
             "unary_stored": len(unary_weights),
             "unary_nonzero": len(unary.weights),
@@ -370,6 +371,30 @@ def _dense_blocks(
         flat = flat * shapes[cells.rules, k] + cells.states[:, k]
     weights[offsets[cells.rules] + flat] = cells.weights
     return offsets, weights
+
+
+def _sparse_blocks(
+    rules: np.ndarray, n_states: np.ndarray, cells: RuleCells
+) -> tuple[np.ndarray, np.ndarray | SparseWeights]:
+    """``_dense_blocks`` without the dense array when the grammar keeps its weights
+    sparse (``SparseWeights.worth_it``: clustering grammars do): their non-zero values
+    and positions, what ``SparseWeights.from_dense`` of the dense array gives."""
+    shapes = n_states[rules]
+    offsets = np.concatenate([[0], np.cumsum(np.prod(shapes, axis=1))]).astype(np.int64)
+    flat = np.zeros(len(cells.rules), dtype=np.int64)
+    for k in range(rules.shape[1]):
+        flat = flat * shapes[cells.rules, k] + cells.states[:, k]
+    positions = offsets[cells.rules] + flat
+    # the last value written at a position is the dense array's (fancy assignment)
+    last = len(positions) - 1 - np.unique(positions[::-1], return_index=True)[1]
+    positions, values = positions[last], cells.weights[last]
+    nonzero = values != 0
+    length = int(offsets[-1])
+    if length == 0 or np.count_nonzero(nonzero) > SPARSE_FRACTION * length:
+        return _dense_blocks(rules, n_states, cells)
+    return offsets, SparseWeights(
+        positions[nonzero].astype(position_dtype(length)), values[nonzero], length
+    )
 
 
 def _smooth_emissions(
