@@ -40,10 +40,9 @@ from ..trees.tree import ROOT_LABEL, Tree
 from .serialization import (
     MAX_ARRAY_BYTES,
     _json_bytes,
-    _npy_bytes,
     check_version,
     excerpt,
-    pack_zip,
+    pack_npz,
     read_json,
     read_npz,
     shorten,
@@ -210,8 +209,7 @@ class FunctionTagger:
             else {"rows": len(self.coef), "stored": len(positions)},
             "params": self.params,
         }
-        npy = {f"{name}.npy": _npy_bytes(array) for name, array in arrays.items()}
-        return {LABELLER_INDEX: _json_bytes(index), LABELLER_ARRAYS: pack_zip(npy)}
+        return {LABELLER_INDEX: _json_bytes(index), LABELLER_ARRAYS: pack_npz(arrays)}
 
     @classmethod
     def from_members(cls, members: Mapping[str, bytes], source: str | Path) -> FunctionTagger:

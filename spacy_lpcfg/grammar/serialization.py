@@ -127,12 +127,11 @@ def encode_members(
         "counts": _counts(len(symbols), stored, len(words)),
         "arrays": entries,
     }
-    npy = {f"{name}.npy": _npy_bytes(array) for name, array in stored.items()}
     return {
         HEADER: _json_bytes(header),
         SYMBOLS: _json_bytes(symbols.to_dict()),
         WORDS: _json_bytes(list(words)),
-        ARRAYS: pack_zip(npy),
+        ARRAYS: pack_npz(stored),
     }
 
 
@@ -289,6 +288,28 @@ def pack_zip(members: Mapping[str, bytes]) -> bytes:
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
         for name, data in members.items():
             archive.writestr(zipfile.ZipInfo(name, date_time=_ZIP_DATE), data)
+    return buffer.getvalue()
+
+
+def pack_npz(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """``pack_zip`` of the arrays' ``.npy`` files (``NAME.npy``), the same bytes, each
+    array written into the archive from its own memory: no ``.npy`` copy of it first
+    (for a large grammar, its size once more while it is written)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        for name, array in arrays.items():
+            array = np.ascontiguousarray(array)
+            header = io.BytesIO()
+            np.lib.format.write_array_header_1_0(
+                header, np.lib.format.header_data_from_array_1_0(array)
+            )
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_DATE)
+            # what writestr sets before it opens the member (its zip64 choice reads it)
+            info.file_size = header.tell() + array.nbytes
+            with archive.open(info, mode="w") as member:
+                member.write(header.getvalue())
+                if array.size:
+                    member.write(memoryview(array).cast("B"))
     return buffer.getvalue()
 
 
