@@ -116,7 +116,7 @@ class _PhraseTable:
     features with the tagger's columns (every name seen ``min_count`` times, in name
     order, as scikit-learn's DictVectorizer), the same at fit and label time."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.names: dict[str, int] = {}  # feature name -> id, in order of appearance
         self.targets: dict[tuple[str, ...], int] = {}
         self.ids = array("q")  # the feature ids of every phrase, one after another

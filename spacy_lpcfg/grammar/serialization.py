@@ -309,7 +309,7 @@ def pack_npz(arrays: Mapping[str, np.ndarray]) -> bytes:
             with archive.open(info, mode="w") as member:
                 member.write(header.getvalue())
                 if array.size:
-                    member.write(memoryview(array).cast("B"))
+                    member.write(array.data.cast("B"))
     return buffer.getvalue()
 
 
