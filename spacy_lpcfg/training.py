@@ -85,9 +85,13 @@ def train(
     start = time.perf_counter()
     if recipe.estimator in SPLIT_MERGE_ESTIMATORS:
         dev_trees = None if dev is None else _read_dev(dev, corpus, data_dir, encoding)
-        model = _fit_split_merge(fitter, trees, dev_trees, model_dir, resume, scheme, note)
+        checkpoints = checkpoint_dir(model_dir)
+        model = fit_model(
+            fitter, trees, scheme, dev_trees=dev_trees, checkpoints=checkpoints, resume=resume,
+            note=note,
+        )  # fmt: skip
     else:
-        model = fitter.fit(trees).model_
+        model = fit_model(fitter, trees, scheme)
     if recipe.function_labeller and _labeller_wanted(function_labeller, trees, scheme):
         from .estimators.function_labels import attach_function_labeller
 
@@ -185,29 +189,49 @@ def _read_dev(dev: str, corpus: str, data_dir: Path | None, encoding: str | None
     return read_training_trees(dev, "dev", data_dir, encoding, None)[0]
 
 
-def _fit_split_merge(
-    fitter, trees, dev_trees, model_dir: Path, resume: bool, scheme: str, note
+def fit_model(
+    estimator: Any,
+    trees: list,
+    scheme: str,
+    *,
+    dev_trees: list | None = None,
+    checkpoints: Path | None = None,
+    resume: bool = False,
+    note: Callable[[str], object] | None = None,
 ) -> ParsingModel:
-    """Fit with a checkpoint per cycle (and the cycle chosen on dev trees by EVALB F1)."""
+    """Fit ``estimator`` on ``trees`` and return its model: what ``train`` and the spaCy
+    component's ``initialize`` both do.
+
+    An estimator that keeps checkpoints (split-merge) keeps one per cycle in
+    ``checkpoints`` when given a folder, and with ``resume`` goes on from its last
+    complete cycle (``note`` is told from where). Given ``dev_trees``, an estimator
+    that chooses on them (split-merge: its cycle) scores them by EVALB F1.
+    """
     from .decode import Parser
     from .evaluation.parsing import f1_scorer
 
-    folder = checkpoint_dir(model_dir)
-    n_models = fitter.get_params().get("n_models", 1)
-    if resume and note is not None:
-        cycles = checkpointed_cycles(folder, n_models)
-        if n_models > 1:
-            where = "the seeds from " + ", ".join(
-                f"{seed}: cycle {cycle}" if cycle else f"{seed}: the start"
-                for seed, cycle in cycles.items()
-            )
-        else:
-            cycle = next(iter(cycles.values()))
-            where = f"from cycle {cycle}" if cycle else "from the start: no checkpoint"
-        note(f"resuming {where} ({folder})")
+    if checkpoints is not None and "checkpoint_dir" in estimator.get_params():
+        if resume and note is not None:
+            note(f"resuming {_resumed_from(checkpoints, estimator)} ({checkpoints})")
+        estimator.set_params(checkpoint_dir=str(checkpoints))
+        scorer = f1_scorer(Parser, scheme)
+        return estimator.fit(trees, dev_trees, resume=resume, dev_scorer=scorer).model_
+    if dev_trees is None:
+        return estimator.fit(trees).model_
+    return estimator.fit(trees, dev_trees, dev_scorer=f1_scorer(Parser, scheme)).model_
 
-    fitter.set_params(checkpoint_dir=str(folder))
-    return fitter.fit(trees, dev_trees, resume=resume, dev_scorer=f1_scorer(Parser, scheme)).model_
+
+def _resumed_from(folder: Path, estimator: Any) -> str:
+    """Where a resumed fit goes on from, per seed for a product of seeds."""
+    n_models = estimator.get_params().get("n_models", 1)
+    cycles = checkpointed_cycles(folder, n_models)
+    if n_models > 1:
+        return "the seeds from " + ", ".join(
+            f"{seed}: cycle {cycle}" if cycle else f"{seed}: the start"
+            for seed, cycle in cycles.items()
+        )
+    cycle = next(iter(cycles.values()))
+    return f"from cycle {cycle}" if cycle else "from the start: no checkpoint"
 
 
 def _labeller_wanted(asked: bool | None, trees, scheme: str) -> bool:

@@ -504,7 +504,7 @@ class LPCFGParser(Pipe):
         dev_trees = None
         if dev_corpus is not None and nlp is not None:
             dev_trees, _ = self._training_trees(dev_corpus(nlp))
-        model = self._fitted_estimator(trees, scheme, language, dev_trees).model_
+        model = self._fitted_model(trees, scheme, language, dev_trees)
         if treebank is not None:  # what combine_models checks (Examples name none)
             from ..grammar.model import treebank_name
 
@@ -544,9 +544,9 @@ class LPCFGParser(Pipe):
             raise ValueError(Errors.E507.format(schemes=", ".join(sorted(schemes))))
         return trees, schemes.pop() if schemes else "penn"
 
-    def _fitted_estimator(
+    def _fitted_model(
         self, trees: list[Tree], scheme: str, language: str, dev_trees: list[Tree] | None = None
-    ) -> Any:
+    ) -> "ParsingModel":
         from ..estimators import clone
 
         if self.estimator is None:
@@ -564,12 +564,9 @@ class LPCFGParser(Pipe):
             (name, language) for name in params if name.rpartition("__")[2] == "language"
         )
         estimator.set_params(**settings)
-        if dev_trees is None:
-            return estimator.fit(trees)
-        from ..decode import Parser
-        from ..evaluation.parsing import f1_scorer
+        from ..training import fit_model
 
-        return estimator.fit(trees, dev_trees, dev_scorer=f1_scorer(Parser, scheme))
+        return fit_model(estimator, trees, scheme, dev_trees=dev_trees)
 
     # Parsing -------------------------------------------------------------------
 
