@@ -9,7 +9,7 @@ pass), on the dev split: F1, F1 with function labels, sentences/s (median of
 the one-state pass that the merged-states pass prunes. Then the same on the test
 split for no pass and the default.
 
-    python benchmarks/bench_state_pruning.py [--model CORPUS=DIR ...] [--runs 3]
+    python benchmarks/bench_state_pruning.py [--model CORPUS=DIR ...] [--runs 3] [--splits dev,test]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ def main() -> None:
     parser.add_argument("--model", action="append", default=[], help="CORPUS=MODEL_DIR")
     parser.add_argument("--settings", nargs="*", default=list(SETTINGS))
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--splits", default="dev,test", help="dev, test or both")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
 
@@ -49,7 +50,10 @@ def main() -> None:
     rows = []
     for corpus, path in models.items():
         model = ParsingModel.from_disk(path)
+        wanted = args.splits.split(",")
         for split, settings in (("dev", args.settings), ("test", ["0:", default])):
+            if split not in wanted:
+                continue
             gold, scheme = open_treebank(
                 corpus, split, data_dir=data_dir(), bracket_scheme=model.label_scheme
             )
@@ -60,7 +64,7 @@ def main() -> None:
                 print(row, file=sys.stderr, flush=True)
     body = report(rows, args, default)
     print(body)
-    if not args.no_write:
+    if not args.no_write and args.splits == "dev,test":
         write_section("state_pruning", body)
 
 

@@ -18,11 +18,13 @@ PRUNE_STATES = 4
 """A latent grammar with more states to a symbol is pruned once more before its own
 pass: with runs of its states merged into this many (``chart.pruning``; 0: not).
 Chosen with ``STATE_PRUNE_THRESHOLD`` on the dev splits of ptb_sample, cess_esp and
-floresta: the fastest setting tried that lost no F1 on any of them (BENCHMARKS.md
-"Pruning by merged states")."""
+floresta against 2 and 8 states and other thresholds: the most accurate on all three,
+and as fast on average as any setting that lost no F1 (BENCHMARKS.md "Pruning by
+merged states")."""
 
-STATE_PRUNE_THRESHOLD = 1e-4
-"""The posterior threshold of the merged-states pass (``PRUNE_STATES``)."""
+STATE_PRUNE_THRESHOLD = PRUNE_THRESHOLD
+"""The posterior threshold of the merged-states pass (``PRUNE_STATES``): the other
+passes' (against 1e-4 and 1e-3, BENCHMARKS.md "Pruning by merged states")."""
 
 STATE_ORDERED_ESTIMATORS = ("split_merge",)
 """Estimators whose grammars get the merged-states pass by default: split-merge numbers
