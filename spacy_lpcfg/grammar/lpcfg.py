@@ -52,6 +52,8 @@ RuleKey = tuple  # tuple of symbol names / ids (and a word for lexical rules)
 # (at most MAX_STATES**3 = 2**36 weights) and its offsets far from int64 overflow.
 MAX_STATES = 4096
 MAX_WEIGHTS = MAX_ARRAY_BYTES // 8
+# Rows (rule, parent state) projected at a time (``_project_weights``).
+PROJECT_ROWS = 1 << 20
 # expected_state_weights solves its system densely up to this many states in all (a
 # matrix of 32 MB solved in a fraction of a second), else iterates over a sparse one.
 DENSE_SOLVE_SIZE = 2000
@@ -729,10 +731,33 @@ def _project_weights(
     """float64[R]: sum_h w_parent[h] * (sum of row h of each rule's block).
 
     Vectorised over the rows (rule, parent state) of the flat weights (reduceat, or
-    bincount of the non-zero ones), so no temporary is as large as the weights.
+    bincount of the non-zero ones), a run of whole rules at a time: the row index
+    arrays of lexical rules (one weight a row) would each be as large as the weights.
     """
     if len(parents) == 0:
         return np.zeros(0)
+    rows = np.cumsum(n_states[parents].astype(np.int64))
+    cuts = np.unique(np.searchsorted(rows, np.arange(PROJECT_ROWS, rows[-1], PROJECT_ROWS)))
+    bounds = [0, *(int(cut) for cut in cuts if 0 < cut < len(parents)), len(parents)]
+    return np.concatenate(
+        [
+            _project_rules(lo, hi, parents, offsets, weights, n_states, state_weights)
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        ]
+    )
+
+
+def _project_rules(
+    lo: int,
+    hi: int,
+    parents: np.ndarray,
+    offsets: np.ndarray,
+    weights: np.ndarray | SparseWeights,
+    n_states: np.ndarray,
+    state_weights: np.ndarray,
+) -> np.ndarray:
+    """``_project_weights`` of rules lo:hi."""
+    parents, offsets = parents[lo:hi], offsets[lo : hi + 1]
     m_parent = n_states[parents].astype(np.int64)
     row_offsets = np.concatenate([[0], np.cumsum(m_parent)])
     rule_of_row = np.repeat(np.arange(len(parents)), m_parent)
@@ -740,10 +765,12 @@ def _project_weights(
     row_length = np.diff(offsets) // m_parent
     row_starts = offsets[rule_of_row] + state_of_row * row_length[rule_of_row]
     if isinstance(weights, SparseWeights):
-        row = np.searchsorted(row_starts, weights.positions, side="right") - 1
-        row_sums = np.bincount(row, weights=weights.values, minlength=len(row_starts))
+        first, last = np.searchsorted(weights.positions, (offsets[0], offsets[-1]))
+        positions, values = weights.positions[first:last], weights.values[first:last]
+        row = np.searchsorted(row_starts, positions, side="right") - 1
+        row_sums = np.bincount(row, weights=values, minlength=len(row_starts))
     else:
-        row_sums = np.add.reduceat(weights, row_starts)
+        row_sums = np.add.reduceat(weights[offsets[0] : offsets[-1]], row_starts - offsets[0])
     state_offsets = np.concatenate([[0], np.cumsum(n_states, dtype=np.int64)])
     row_weights = state_weights[state_offsets[parents[rule_of_row]] + state_of_row]
     return np.add.reduceat(row_sums * row_weights, row_offsets[:-1])
