@@ -190,17 +190,16 @@ def sparse_blocks(grammar: LPCFG) -> SparseBlocks:
     """The grammar's SparseBlocks."""
     rules, offsets = grammar.binary_rules, grammar.binary_offsets
     sizes = np.diff(offsets)
-    nonzero, rule_of = _nonzero_cells(grammar)
-    counts = np.bincount(rule_of, minlength=len(rules))
+    nonzero, counts = _nonzero_cells(grammar)
     sparse = (counts <= SPARSE_DENSITY * sizes) & (sizes > 1)
-    keep = sparse[rule_of]
-    rule_of = rule_of[keep]
+    kept = np.zeros(len(rules) + 1, dtype=np.int64)
+    np.cumsum(np.where(sparse, counts, 0), out=kept[1:])
+    keep = np.repeat(sparse, counts)
+    rule_of = np.repeat(np.arange(len(rules)), kept[1:] - kept[:-1])
     local = nonzero.positions[keep] - offsets[rule_of]
     child_sizes = (grammar.n_states[rules[:, 1]] * grammar.n_states[rules[:, 2]]).astype(np.int64)
     block = child_sizes[rule_of]
     right_sizes = grammar.n_states[rules[rule_of, 2]].astype(np.int64)
-    kept = np.zeros(len(rules) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rule_of, minlength=len(rules)), out=kept[1:])
     child = local % block
     return SparseBlocks(
         sparse=sparse,
@@ -222,21 +221,25 @@ def dense_blocks(grammar: LPCFG) -> tuple[np.ndarray, np.ndarray]:
     if grammar.binary_sparse is None:
         return grammar.binary_offsets, grammar.binary_weights
     offsets = grammar.binary_offsets
-    sizes = np.where(sparse_blocks(grammar).sparse, 0, np.diff(offsets))
+    dense = ~sparse_blocks(grammar).sparse
+    sizes = np.where(dense, np.diff(offsets), 0)
     compact = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=compact[1:])
-    nonzero, rule_of = _nonzero_cells(grammar)
-    keep = sizes[rule_of] > 0
+    nonzero, counts = _nonzero_cells(grammar)
+    keep = np.repeat(dense, counts)
+    # Each dense rule's cells move by one shift, from its block in the grammar's
+    # weights to its block here.
+    shifts = np.repeat((compact[:-1] - offsets[:-1])[dense], counts[dense])
     weights = np.zeros(compact[-1])
-    rule_of = rule_of[keep]
-    weights[nonzero.positions[keep] - offsets[rule_of] + compact[rule_of]] = nonzero.values[keep]
+    weights[nonzero.positions[keep] + shifts] = nonzero.values[keep]
     return compact, weights
 
 
 def _nonzero_cells(grammar: LPCFG) -> tuple[SparseWeights, np.ndarray]:
-    """The grammar's non-zero binary weights and the rule of each."""
+    """The grammar's non-zero binary weights and how many of them each rule has
+    (positions increase, so each rule's cells are one run)."""
     nonzero = grammar.nonzero_binary_weights()
-    return nonzero, np.searchsorted(grammar.binary_offsets, nonzero.positions, side="right") - 1
+    return nonzero, np.diff(np.searchsorted(nonzero.positions, grammar.binary_offsets))
 
 
 def binary_parents(grammar: LPCFG) -> np.ndarray:

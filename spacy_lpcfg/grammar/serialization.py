@@ -552,14 +552,20 @@ def read_json(data: bytes, name: str, fail: Fail) -> Any:
 
 
 def _too_deep(value: Any, limit: int) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
+    # Level by level over the containers only: models hold long lists of strings.
+    level, depth = [value], 1
+    while level:
+        containers = [item for item in level if isinstance(item, (dict, list))]
+        if not containers:
+            return False
+        if depth > limit:
+            return True
+        level = [
+            child
+            for item in containers
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        depth += 1
     return False
 
 

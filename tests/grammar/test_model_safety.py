@@ -227,3 +227,22 @@ def test_combine_treats_a_missing_treebank_as_unknown(models, tmp_path):
 def test_a_treebank_that_is_no_string_is_refused(models):
     with pytest.raises(GrammarError, match="E210.*treebank"):
         models["mle"]._replace(training={**models["mle"].training, "treebank": 3})
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_json_nesting_is_refused_just_past_the_limit(extra):
+    from spacy_lpcfg.grammar.serialization import MAX_JSON_DEPTH, read_json
+
+    value: object = ["x"] * 100  # depth 1
+    for level in range(MAX_JSON_DEPTH + extra - 1):  # lists and dicts alternate
+        value = {"a": value, "b": list(range(50))} if level % 2 else [value, "y", 3]
+
+    def fail(message):
+        return ValueError(message)
+
+    data = json.dumps(value).encode()
+    if extra:
+        with pytest.raises(ValueError, match=f"cfg.json nests deeper than {MAX_JSON_DEPTH}"):
+            read_json(data, "cfg.json", fail)
+    else:
+        assert read_json(data, "cfg.json", fail) == value
