@@ -1,7 +1,7 @@
 """Ensembles and products pruned by their first member: the BENCHMARKS.md section "members".
 
 Parses ptb_sample dev and test with each model given, for each member threshold
-(``Parser(member_threshold=...)``, ``decode.charts.ensemble_charts``; 0: every
+(``Parser(ensemble_threshold=...)``, ``decode.charts.ensemble_charts``; 0: every
 member parses the pruning passes' items), in one process, and then runs the
 Berkeley parser's ``race.sh`` on test with every model at the default threshold,
 so that speed is compared with Berkeley as a ratio from one run. Speed: the
@@ -49,7 +49,7 @@ def main() -> None:
             for split in ("dev", "test"):
                 gold = splits[split]
                 with quiet():
-                    parser = Parser(model, member_threshold=threshold)
+                    parser = Parser(model, ensemble_threshold=threshold)
                     evaluate(parser, gold[:5], scheme=model.label_scheme)  # warm-up
                     seconds, _, scores = timed_median(
                         lambda p=parser, g=gold, s=model.label_scheme: evaluate(p, g, scheme=s),
@@ -67,7 +67,7 @@ def main() -> None:
         "posterior under the first is above the member threshold (0: every member parses "
         "what the pruning passes kept); EVALB COLLINS F1 on categories; sentences/s over "
         "the whole split (lexicon, pruning, charts, decoding, function labeller). Default "
-        f"threshold: {defaults.MEMBER_PRUNE_THRESHOLD:g} (the largest of these whose dev F1 "
+        f"threshold: {defaults.ENSEMBLE_PRUNE_THRESHOLD:g} (the largest of these whose dev F1 "
         "is within 0.1 of 0's for both models).",
         "",
         "| model | member threshold | dev F1 | dev sent/s | test F1 | test sent/s |",

@@ -33,8 +33,8 @@ of an earlier cycle. A clustering grammar's states have no such order: on ptb_sa
 dev the pass cost it speed at no gain in F1 (BENCHMARKS.md "Pruning by merged
 states")."""
 
-MEMBER_PRUNE_THRESHOLD = 1e-4
-"""An ensemble's members after the first parse the items whose posterior under the
+ENSEMBLE_PRUNE_THRESHOLD = 1e-4
+"""An ensemble's grammars after the first parse the items whose posterior under the
 first is above this (``decode.charts.ensemble_charts``). ptb_sample dev, 8 clustering
 members: the F1 of parsing every member over the pruning passes' items, much faster
 (BENCHMARKS.md "Ensembles and products: members pruned by the first")."""

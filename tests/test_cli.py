@@ -300,18 +300,18 @@ def test_cli_noisy_ensemble_decodes_its_members_jointly(tmp_path, data_dir):
     # the members after the first parse what the first supports, unless told not to
     unpruned = _invoke(
         "test", model_dir, "ptb_sample", "--split", "dev", "--limit", "10",
-        "--member-threshold", "0", "--data-dir", data_dir, "--json",
+        "--ensemble-threshold", "0", "--data-dir", data_dir, "--json",
     )  # fmt: skip
     assert unpruned.exit_code == 0, unpruned.output
     assert json.loads(unpruned.stdout)["bracketing_fscore"] > 60
     parsed = runner.invoke(
-        app, ["parse", str(model_dir), "--member-threshold", "0"], input="the dog runs .\n"
+        app, ["parse", str(model_dir), "--ensemble-threshold", "0"], input="the dog runs .\n"
     )
     assert parsed.exit_code == 0 and parsed.stdout.startswith("(TOP "), parsed.output
     bad = _invoke(
-        "test", model_dir, "ptb_sample", "--member-threshold", "1.5", "--data-dir", data_dir
+        "test", model_dir, "ptb_sample", "--ensemble-threshold", "1.5", "--data-dir", data_dir
     )
-    assert bad.exit_code != 0 and "member_threshold" in bad.output and "1.5" in bad.output
+    assert bad.exit_code != 0 and "ensemble_threshold" in bad.output and "1.5" in bad.output
 
 
 # plot ---------------------------------------------------------------------------------

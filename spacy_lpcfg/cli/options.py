@@ -48,10 +48,10 @@ PARSER_OPTIONS = {
     "max_length": typer.Option(
         defaults.MAX_LENGTH, "--max-length", help="Longer sentences get a flat tree."
     ),
-    "member_threshold": typer.Option(
-        defaults.MEMBER_PRUNE_THRESHOLD,
-        "--member-threshold",
-        help="Ensembles: members after the first parse the items whose posterior under "
+    "ensemble_threshold": typer.Option(
+        defaults.ENSEMBLE_PRUNE_THRESHOLD,
+        "--ensemble-threshold",
+        help="Ensembles: grammars after the first parse the items whose posterior under "
         "the first is above this (0: all parse the pruning passes' items).",
     ),
 }

@@ -35,7 +35,7 @@ def parse(
     decoder: str = PARSER_OPTIONS["decoder"],
     threshold: float = PARSER_OPTIONS["threshold"],
     max_length: int = PARSER_OPTIONS["max_length"],
-    member_threshold: float = PARSER_OPTIONS["member_threshold"],
+    ensemble_threshold: float = PARSER_OPTIONS["ensemble_threshold"],
     n_process: int = typer.Option(
         1,
         "--n-process",
@@ -82,7 +82,7 @@ def parse(
         print_trees(input_file, encoding, tagged, bracketer_parse(model_dir), as_json)
         return
     parser = load_parser(
-        model_dir, decoder, threshold, max_length, member_threshold=member_threshold
+        model_dir, decoder, threshold, max_length, ensemble_threshold=ensemble_threshold
     )
     if kbest is not None:
         try:
@@ -95,7 +95,7 @@ def parse(
         options = {
             "decoder": decoder,
             "prune_threshold": threshold,
-            "member_threshold": member_threshold,
+            "ensemble_threshold": ensemble_threshold,
             "max_length": max_length,
         }
         with unknown_tags_at_end(parser):  # noted here: the workers' warnings are muted

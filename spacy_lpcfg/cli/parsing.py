@@ -18,7 +18,7 @@ def load_parser(
     threshold: float,
     max_length: int,
     use_tags: str = "auto",
-    member_threshold: float = defaults.MEMBER_PRUNE_THRESHOLD,
+    ensemble_threshold: float = defaults.ENSEMBLE_PRUNE_THRESHOLD,
 ):
     from ..decode.parser import Parser
     from ..errors import GrammarError
@@ -30,7 +30,7 @@ def load_parser(
             model,
             decoder=decoder,
             prune_threshold=threshold,
-            member_threshold=member_threshold,
+            ensemble_threshold=ensemble_threshold,
             max_length=max_length,
             use_tags=use_tags,
         )

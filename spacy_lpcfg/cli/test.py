@@ -25,7 +25,7 @@ def test_command(
     decoder: str = PARSER_OPTIONS["decoder"],
     threshold: float = PARSER_OPTIONS["threshold"],
     max_length: int = PARSER_OPTIONS["max_length"],
-    member_threshold: float = PARSER_OPTIONS["member_threshold"],
+    ensemble_threshold: float = PARSER_OPTIONS["ensemble_threshold"],
     params: str = typer.Option(
         "collins", "--params", help="EVALB parameters: collins, spmrl or a .prm file."
     ),
@@ -53,7 +53,7 @@ def test_command(
         inputs = [model_dir, params_file, *corpus_inputs(corpus, data_dir)]
         refuse_overwrite(output, "the parses", inputs)
     parser = load_parser(
-        model_dir, decoder, threshold, max_length, member_threshold=member_threshold
+        model_dir, decoder, threshold, max_length, ensemble_threshold=ensemble_threshold
     )
     try:
         # Penn brackets are every treebank's exchange format: a file of them holds the

@@ -30,7 +30,7 @@ from .span_marginals import aligned, mean_marginals
 # The options a combined model's parser passes on to its parts' parsers.
 PART_OPTIONS = (
     "prune_threshold",
-    "member_threshold",
+    "ensemble_threshold",
     "levels",
     "state_groups",
     "state_threshold",

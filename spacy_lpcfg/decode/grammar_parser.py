@@ -283,7 +283,7 @@ class GrammarParser(Parser):
         self, lexicals: list[LexicalScores], mask: np.ndarray
     ) -> SpanMarginals | None:
         charts = ensemble_charts(
-            self.grammars, lexicals, mask, threshold=self.member_threshold, rule_posteriors=False
+            self.grammars, lexicals, mask, threshold=self.ensemble_threshold, rule_posteriors=False
         )
         parts = [
             span_marginals(grammar, chart)
@@ -299,7 +299,7 @@ class GrammarParser(Parser):
         grammars = self.grammars if decoder.joint else self.grammars[:1]
         shared = decoder.rule_posteriors and self._shared_rules
         found = ensemble_charts(
-            grammars, lexicals, mask, threshold=self.member_threshold, rule_posteriors=shared
+            grammars, lexicals, mask, threshold=self.ensemble_threshold, rule_posteriors=shared
         )
         charts = [(grammar, chart) for grammar, chart in zip(grammars, found) if chart.has_parse]
         if not charts:
@@ -338,7 +338,7 @@ class GrammarParser(Parser):
                 self.grammars,
                 lexicals,
                 pruned.mask,
-                threshold=self.member_threshold,
+                threshold=self.ensemble_threshold,
                 rule_posteriors=decoder.rule_posteriors and self._shared_rules,
             )
             self.statistics.add("seconds", "chart", time.perf_counter() - start)

@@ -145,10 +145,10 @@ class Parser:
     prune_threshold (float | Sequence[float]): posterior threshold of the pruning
         passes: one for all, or one per level (plus one for the one-state projection
         of a latent grammar). Defaults to ``defaults.PRUNE_THRESHOLD``.
-    member_threshold (float): an ensemble's grammars after the first parse only the
+    ensemble_threshold (float): an ensemble's grammars after the first parse only the
         items whose posterior under the first is above this (``ensemble_charts``; 0:
         all parse the pruning passes' items). Defaults to
-        ``defaults.MEMBER_PRUNE_THRESHOLD``.
+        ``defaults.ENSEMBLE_PRUNE_THRESHOLD``.
     levels (Sequence[dict]): the merged pruning levels, coarsest first, as keyword
         arguments of ``levels.level_label``. Defaults to X-bar with unary chains cut
         to their lowest label and POS and phrase categories, then X-bar with the
@@ -191,7 +191,7 @@ class Parser:
         *,
         decoder: str = AUTO,
         prune_threshold: float | Sequence[float] = defaults.PRUNE_THRESHOLD,
-        member_threshold: float = defaults.MEMBER_PRUNE_THRESHOLD,
+        ensemble_threshold: float = defaults.ENSEMBLE_PRUNE_THRESHOLD,
         levels: Sequence[dict] = DEFAULT_LEVELS,
         state_groups: int | None = None,
         state_threshold: float = defaults.STATE_PRUNE_THRESHOLD,
@@ -200,10 +200,10 @@ class Parser:
         scores: bool = True,
         statistics: ParseStatistics | None = None,
     ):
-        if not isinstance(member_threshold, (int, float)) or not 0 <= member_threshold < 1:
+        if not isinstance(ensemble_threshold, (int, float)) or not 0 <= ensemble_threshold < 1:
             raise ValueError(
                 Errors.E012.format(
-                    name="member_threshold", value=member_threshold, expected="0 <= t < 1"
+                    name="ensemble_threshold", value=ensemble_threshold, expected="0 <= t < 1"
                 )
             )
         top = defaults.CEILINGS.sentence_length
@@ -217,7 +217,7 @@ class Parser:
         self._decoder: Decoder = decoder_for(resolved, members=bool(model.members))
         self.decoder = self._decoder.name
         self.prune_threshold = prune_threshold
-        self.member_threshold = float(member_threshold)
+        self.ensemble_threshold = float(ensemble_threshold)
         self.levels = levels
         self.state_groups = state_groups
         self.state_threshold = state_threshold

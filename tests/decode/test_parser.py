@@ -216,9 +216,9 @@ def test_parser_ensemble_of_copies_decodes_like_one_grammar(
 
 
 @pytest.mark.parametrize("threshold", [-0.1, 1.0, "1e-4"])
-def test_parser_rejects_a_member_threshold_outside_0_1(small_model, threshold):
-    with pytest.raises(ValueError, match="member_threshold"):
-        Parser(small_model, member_threshold=threshold)
+def test_parser_rejects_an_ensemble_threshold_outside_0_1(small_model, threshold):
+    with pytest.raises(ValueError, match="ensemble_threshold"):
+        Parser(small_model, ensemble_threshold=threshold)
 
 
 def test_parser_ensemble_members_are_pruned_by_the_first(small_model, ptb_small, monkeypatch):
@@ -237,10 +237,10 @@ def test_parser_ensemble_members_are_pruned_by_the_first(small_model, ptb_small,
     ensemble = _ensemble_of_copies(small_model, 3)
     words = ptb_small[1][0].words()
     for decoder in ("product", "product_mbr"):
-        Parser(ensemble, decoder=decoder, member_threshold=1e-3).parse(words)
+        Parser(ensemble, decoder=decoder, ensemble_threshold=1e-3).parse(words)
         assert seen[-1] == (3, 1e-3)
     Parser(ensemble, decoder="product_mbr").parse(words)
-    assert seen[-1] == (3, defaults.MEMBER_PRUNE_THRESHOLD)
+    assert seen[-1] == (3, defaults.ENSEMBLE_PRUNE_THRESHOLD)
 
 
 def test_parts_with_one_coarsest_level_share_its_pass(small_model, ptb_small):

@@ -269,10 +269,10 @@ def test_fallbacks_have_no_scores(small_model, sentences):
 
 
 def test_ensembles_give_mean_posteriors_and_no_likelihood(small_model, sentences):
-    """Two copies of one grammar over the same items (member_threshold=0): the
+    """Two copies of one grammar over the same items (ensemble_threshold=0): the
     members' mean is the grammar's own posteriors."""
     single = Parser(small_model, decoder="max_rule")
-    ensemble = Parser(combine_models([small_model, small_model], "product"), member_threshold=0)
+    ensemble = Parser(combine_models([small_model, small_model], "product"), ensemble_threshold=0)
     for words in sentences[:4]:
         alone, both = single.parse(words), ensemble.parse(words)
         assert both.tree == alone.tree and both.log_likelihood is None
