@@ -121,37 +121,6 @@ class EmissionTable:
         self.offsets = offsets
         self.weights = weights
 
-    @classmethod
-    def from_coordinates(
-        cls, entries: np.ndarray, states: np.ndarray, values: np.ndarray, tag_states: TagStates
-    ) -> EmissionTable:
-        """Sum duplicate (entry, state) values and group them into (tag, entry) blocks;
-        a pair has a block of all its tag's states (zeros where nothing was counted)."""
-        n_states = tag_states.n_states
-        keys, inverse = np.unique(entries * n_states + states, return_inverse=True)
-        sums = np.bincount(inverse, values, minlength=len(keys))
-        cell_entries, cell_states = np.divmod(keys, n_states)
-        cell_tags = tag_states.tag_of_state[cell_states]
-        n_entries = int(cell_entries.max(initial=0)) + 1
-        pair_keys, pair_of_cell = np.unique(
-            cell_tags * n_entries + cell_entries, return_inverse=True
-        )
-        pairs = np.stack(np.divmod(pair_keys, n_entries), axis=1)  # (tag, entry), sorted
-        pair_sizes = tag_states.sizes[pairs[:, 0]]
-        offsets = np.concatenate([[0], np.cumsum(pair_sizes)]).astype(np.int64)
-        weights = np.zeros(int(offsets[-1]))
-        weights[offsets[pair_of_cell] + cell_states - tag_states.offsets[cell_tags]] = sums
-        # pairs whose weights all came out zero (a zero pseudo-count, say) are no rules
-        magnitude = np.bincount(pair_of_cell, np.abs(sums), minlength=len(pairs))
-        keep = np.flatnonzero(magnitude > 0)
-        return cls(
-            tag_states.tags,
-            pairs[keep, 0],
-            pairs[keep, 1],
-            np.concatenate([[0], np.cumsum(pair_sizes[keep])]).astype(np.int64),
-            weights[block_positions(offsets, keep)],
-        )
-
     def lexical_arrays(self, symbols: SymbolTable) -> dict[str, np.ndarray]:
         """The blocks as LPCFG lexical arrays, sorted by (symbol id of the tag, entry)."""
         symbol_ids = np.array([symbols.index(tag) for tag in self.tags], dtype=np.int64)
@@ -214,43 +183,78 @@ def estimate_emissions(
     classes (ClassCounts): the class counts of the rare tokens of open tags.
     state_counts (np.ndarray): float64[n_states], c(x) over the tokens described.
     states (TagStates): the tags' states.
-    RETURNS (EmissionTable): the weights, built from coordinate lists (entry, state, value).
+    RETURNS (EmissionTable): one block per (tag, entry) pair with a non-zero
+        weight, pairs sorted by tag and then entry.
+
+    Built one tag at a time as a dense (entries x states) table: every smoothed
+    word has a weight for every open state, and a list of cells over all tags
+    would take several arrays of (smoothed words x open states) at once.
     """
-    n_open = len(classes.states)
-    p_unknown = classes.distribution(classes.root)  # P(x | U) over classes.states
-    entry_ids = {word: i for i, word in enumerate(known_sorted)}
-    entry_parts, state_parts, value_parts = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], []
-    for (word, tag), vector in known_counts.items():
-        entry_parts.append(np.full(len(vector), entry_ids[word]))
-        state_parts.append(np.arange(*states.bounds(tag)))
-        value_parts.append(vector)
-    own_entries, own_states = np.concatenate(entry_parts), np.concatenate(state_parts)
-    own_values = np.concatenate(value_parts) if value_parts else np.zeros(0)
-    entry_counts = np.bincount(own_entries, own_values, minlength=len(known_sorted))
-    entry_counts = entry_counts.astype(np.float64)  # bincount of nothing gives int64
-    smoothed = np.flatnonzero(entry_counts <= smooth_threshold)
     lam = word_smoothing
-    word_entries = np.concatenate([own_entries, np.repeat(smoothed, n_open)])
-    word_states = np.concatenate([own_states, np.tile(classes.states, len(smoothed))])
-    word_values = np.concatenate([own_values, np.tile(lam * p_unknown, len(smoothed))])
+    n_known = len(known_sorted)
+    entry_ids = {word: i for i, word in enumerate(known_sorted)}
+    own: list[list[tuple[int, np.ndarray]]] = [[] for _ in states.tags]
+    entry_parts, value_parts = [np.zeros(0, np.int64)], [np.zeros(0)]
+    for (word, tag), vector in known_counts.items():
+        own[tag].append((entry_ids[word], vector))
+        entry_parts.append(np.full(len(vector), entry_ids[word]))
+        value_parts.append(vector)
+    # c(w); bincount of nothing gives int64
+    entry_counts = np.bincount(
+        np.concatenate(entry_parts), np.concatenate(value_parts), minlength=n_known
+    ).astype(np.float64)
+    del entry_parts, value_parts
+    smoothed = np.flatnonzero(entry_counts <= smooth_threshold)
     denominators = entry_counts.copy()
     denominators[smoothed] += lam
-    # P(x | w) * c(w); the division by c(x) comes last, for classes too
-    word_values = word_values / denominators[word_entries] * entry_counts[word_entries]
-
+    scaled_unknown = lam * classes.distribution(classes.root)  # lambda P(x | U), open states
     order = np.array(sorted(range(len(classes.names)), key=classes.names.__getitem__))
-    class_entries = len(known_sorted) + np.repeat(np.arange(len(order)), n_open)
-    class_states = np.tile(classes.states, len(order))
-    class_values = (
-        classes.probabilities(signature_smoothing)[order] * classes.token_counts[order, None]
-    ).ravel()
+    class_entries = n_known + np.arange(len(order), dtype=np.int64)
+    if len(order):  # c(s) P(x | s) over the open states, rows in entry order
+        probabilities = classes.probabilities(signature_smoothing)
+        class_rows = probabilities[order] * classes.token_counts[order, None]
+        del probabilities
 
-    entries = np.concatenate([word_entries, class_entries])
-    all_states = np.concatenate([word_states, class_states])
-    values = np.concatenate([word_values, class_values])
-    denominator = state_counts[all_states]
-    values = np.divide(values, denominator, out=np.zeros_like(values), where=denominator > 0)
-    return EmissionTable.from_coordinates(entries, all_states, values, states)
+    pair_tags, pair_entries, blocks = [], [], []
+    for tag in range(len(states.tags)):
+        start, end = states.bounds(tag)
+        counts = state_counts[start:end]
+        columns = classes.column[start:end]  # an open tag has all its states open
+        is_open = end > start and columns[0] >= 0
+        own_entries = np.array([entry for entry, _ in own[tag]], dtype=np.int64)
+        entries = np.union1d(own_entries, smoothed) if is_open else np.sort(own_entries)
+        # P(x | w) c(w), then divided by c(x): the formulas' order of operations
+        table = np.zeros((len(entries), end - start))
+        if len(own_entries):
+            rows = np.searchsorted(entries, own_entries)
+            table[rows] = np.array([vector for _, vector in own[tag]]).reshape(len(rows), -1)
+            table[rows] /= denominators[own_entries, None]
+            table[rows] *= entry_counts[own_entries, None]
+        table = _per_state(table, counts)
+        if is_open and len(smoothed):
+            smoothing = scaled_unknown[columns] / denominators[smoothed, None]
+            smoothing *= entry_counts[smoothed, None]
+            table[np.searchsorted(entries, smoothed)] += _per_state(smoothing, counts)
+        if is_open and len(order):
+            table = np.concatenate([table, _per_state(class_rows[:, columns], counts)])
+            entries = np.concatenate([entries, class_entries])
+        keep = np.flatnonzero(table.any(axis=1))  # pairs of zero weights are no rules
+        pair_tags.append(np.full(len(keep), tag, dtype=np.int64))
+        pair_entries.append(entries[keep])
+        blocks.append(table[keep].ravel())
+    tags = np.concatenate(pair_tags)
+    return EmissionTable(
+        states.tags,
+        tags,
+        np.concatenate(pair_entries),
+        np.concatenate([[0], np.cumsum(states.sizes[tags])]).astype(np.int64),
+        np.concatenate(blocks),
+    )
+
+
+def _per_state(table: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``table`` with each state's column divided by c(x), zero where c(x) is zero."""
+    return np.divide(table, counts, out=np.zeros_like(table), where=counts > 0)
 
 
 def block_positions(offsets: np.ndarray, blocks: np.ndarray) -> np.ndarray:
