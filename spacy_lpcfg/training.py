@@ -83,6 +83,13 @@ def train(
     if recipe.estimator in SPLIT_MERGE_ESTIMATORS:
         fitter.set_params(n_jobs=n_jobs)
     start = time.perf_counter()
+    tagger = None
+    if recipe.function_labeller and _labeller_wanted(function_labeller, trees, scheme):
+        from .estimators.function_labels import fit_function_tagger
+
+        # Fitted before the grammars: its solver's arrays are freed before EM starts,
+        # so that training peaks at the larger of the two rather than at their sum.
+        tagger = fit_function_tagger(trees, spec.scheme, language)
     if recipe.estimator in SPLIT_MERGE_ESTIMATORS:
         dev_trees = None if dev is None else _read_dev(dev, corpus, data_dir, encoding)
         checkpoints = checkpoint_dir(model_dir)
@@ -92,10 +99,9 @@ def train(
         )  # fmt: skip
     else:
         model = fit_model(fitter, trees, scheme)
-    if recipe.function_labeller and _labeller_wanted(function_labeller, trees, scheme):
-        from .estimators.function_labels import attach_function_labeller
-
-        model = attach_function_labeller(model, trees, function_labels=function_labels)
+    if tagger is not None:
+        assert (model.label_scheme, model.language) == (spec.scheme, language)
+        model = model.with_function_labeller(tagger, function_labels)
     seconds = time.perf_counter() - start
     model = model.with_treebank(treebank_name(corpus))  # combine compares it
     model.to_disk(model_dir)

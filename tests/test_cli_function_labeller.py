@@ -74,3 +74,35 @@ def test_train_refuses_bad_labeller_options_before_any_work(tmp_path, options, m
     result = _invoke("train", tmp_path / "no_corpus.mrg", tmp_path / "model", *options)
     assert result.exit_code == 2, result.output
     assert message in result.stderr and not (tmp_path / "model").exists()
+
+
+def test_train_fits_the_labeller_before_the_grammar_and_attaches_the_same_one(
+    data_dir, tmp_path, monkeypatch
+):
+    """Fitted first, the labeller's solver arrays are freed before the grammar's fit,
+    so training peaks at the larger of the two; the model is the one fitted after."""
+    from spacy_lpcfg import training
+    from spacy_lpcfg.estimators import function_labels
+
+    events = []
+    fit_tagger, fit_model = function_labels.fit_function_tagger, training.fit_model
+    monkeypatch.setattr(
+        function_labels,
+        "fit_function_tagger",
+        lambda *a, **k: events.append("labeller") or fit_tagger(*a, **k),
+    )
+    monkeypatch.setattr(
+        training, "fit_model", lambda *a, **k: events.append("grammar") or fit_model(*a, **k)
+    )
+    result = _invoke(
+        "train", "ptb_sample", tmp_path / "m", "--data-dir", data_dir, "--limit", LIMIT,
+        "--estimator", "mle", "--no-functions", "--function-labeller", "--quiet",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert events == ["labeller", "grammar"]
+    model = ParsingModel.from_disk(tmp_path / "m")
+    trees = training.read_training_trees("ptb_sample", "train", data_dir, None, LIMIT)[0]
+    after = function_labels.attach_function_labeller(model.with_function_labeller(None), trees)
+    assert model.labeller is not None and after.labeller is not None
+    assert model.labeller.coef.tobytes() == after.labeller.coef.tobytes()
+    assert model.labeller.features == after.labeller.features

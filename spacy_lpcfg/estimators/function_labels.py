@@ -190,5 +190,16 @@ def attach_function_labeller(
     RETURNS (ParsingModel): a new model (grammars shared, not copied).
     RAISES ValueError: bad parameters, or trees without function tags.
     """
-    labeller = FunctionLabeller(scheme=model.label_scheme, language=model.language, **params)
-    return model.with_function_labeller(labeller.fit(trees).tagger_, function_labels)
+    tagger = fit_function_tagger(trees, model.label_scheme, model.language, **params)
+    return model.with_function_labeller(tagger, function_labels)
+
+
+def fit_function_tagger(
+    trees: Iterable[Tree], scheme: str, language: str, **params: Any
+) -> FunctionTagger:
+    """The fitted tagger of a ``FunctionLabeller`` for models of ``scheme`` and
+    ``language`` (``ParsingModel.with_function_labeller`` attaches it).
+
+    params: ``FunctionLabeller`` parameters (C, max_iter, min_count).
+    """
+    return FunctionLabeller(scheme=scheme, language=language, **params).fit(trees).tagger_
