@@ -2,51 +2,35 @@
 
 Training starts from the one-state MLE grammar of the transformed treebank (by
 default X-bar: right binarised, no parent or sibling context, no function tags,
-the latent states learn the context) and repeats a cycle (docs/design/architecture.md, 6.4):
+the latent states learn the context) and repeats a cycle
+(docs/design/architecture.md, 6.4):
 
 1. split every latent state of every symbol but TOP in two: each rule weight
    is copied to the new cells (divided among the split children), perturbed by
    ``split_noise`` (1%) and renormalised. With ``split="some"``, only the
    symbols whose pairs of sibling states have diverged most (``clone_some``:
-   Dreyer & Eisner 2006's "clone some", with ``merge_fraction=0``; ``em.splitting``);
+   Dreyer & Eisner 2006's "clone some", with ``merge_fraction=0``);
 2. ``em_iterations`` of EM on the gold trees;
 3. merge back the ``merge_fraction`` of the new pairs of states whose merging
-   loses least likelihood, by Petrov's approximation at each node
-   (``em.merging``);
+   loses least likelihood, by Petrov's approximation at each node;
 4. ``merge_em_iterations`` of EM whose M-step smooths each parent state's rules
    towards the mean over the symbol's states, ``p' = (1 - a) p + a mean_h p_h``
    (``smoothing`` for rules, ``lexical_smoothing`` for emissions), as the Berkeley
    parser's smoothing phase does.
 
-The E-step is ``em.kernels.inside_outside_nodes`` over the whole treebank (or
-over shards of it in ``n_jobs`` threads or processes, or on Dask workers, which
-keep their shards for the whole fit: ``em.shards``; the counts are summed). The M-step
-(``em.maximisation``) normalises expected counts per parent state; merging sums the expected counts
-of the merged states, which is the M-step of the merged grammar (Petrov's
-merged weights are the sub-states' weights averaged by their expected counts).
+Each step is the EM core's (``estimators.em``: the treebank laid out as nodes,
+the E-step over shards of it in ``n_jobs`` threads or processes or on Dask
+workers, the M-step, splitting, merging, the model of the trained grammar).
 Without smoothing, the likelihood never decreases within a phase (smoothing is
-not an M-step of the likelihood, so the phases after merging may dip).
-
-Emissions during EM are multinomials over *training entries*: a token is its
-word (or lowercase form) when the one-state lexicon knows it, else its
-unknown-word class (``Lexicon.entry``), so rare words train the classes that
-unknown words use at parse time (``em.treebank``). The fitted model's lexicon is then fitted
-like the clustering estimator's, with ``Lexicon.fit_counts`` on each token's
-posterior over its tag's states, and smoothed like the rules. The model carries
-the grammar's projection with the expected state frequencies as the coarse
-grammar for pruning (``extra_grammars[0]``, ``training["coarse_grammar"]``;
-``em.model``).
-
-Grammars during training are ``EMGrammar``s: states per symbol and dense
-weight blocks per rule laid out as in ``grammar.lpcfg`` (lexical rules over
-training entries; ``em.grammar``).
+not an M-step of the likelihood, so the phases after merging may dip). This
+module holds the estimator and its cycles.
 
 With ``checkpoint_dir``, each complete cycle is checkpointed (``em.checkpoints``:
 the grammar, the random generator, the history) and ``fit(..., resume=True)``
 goes on from the last one to the grammar an uninterrupted fit gives. With dev
 trees (and a ``dev_scorer``: the estimators do not import the parser:
-docs/design/architecture.md, section 2), the model of each cycle parses a sample of them and the best cycle's grammar
-is kept.
+docs/design/architecture.md, section 2), the model of each cycle parses a sample
+of them and the best cycle's grammar is kept.
 """
 
 from __future__ import annotations

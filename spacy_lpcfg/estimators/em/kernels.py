@@ -1,4 +1,4 @@
-"""Numba kernels of split-merge EM: inside-outside over the nodes of gold trees.
+"""Numba kernels of EM: inside-outside over the nodes of gold trees, and the weight blocks.
 
 The trees of a treebank are one run of nodes (``trees.nodes.TreebankNodes``),
 each tree in pre-order, so children come after their parent: a backward pass
