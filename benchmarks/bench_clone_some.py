@@ -52,8 +52,8 @@ def main() -> None:
     from spacy_lpcfg.decode.parser import Parser
     from spacy_lpcfg.defaults import INHERIT
     from spacy_lpcfg.estimators import SplitMergeEstimator
+    from spacy_lpcfg.estimators.em import KINDS, EMGrammar, count_distributions
     from spacy_lpcfg.estimators.inherit import InheritEstimator
-    from spacy_lpcfg.estimators.split_merge import KINDS, EMGrammar, count_distributions
 
     inherit_defaults = ", ".join(
         f"{name} {value}" for name, value in asdict(INHERIT).items() if name != "n_states"

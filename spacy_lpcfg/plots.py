@@ -184,7 +184,7 @@ def read_training_history(path: str | Path) -> dict[str, Any]:
     RAISES ValueError: no history there (E190), a malformed one (E191, E192), or an
         unreadable model (GrammarError).
     """
-    from .estimators.checkpoints import INDEX
+    from .estimators.em.checkpoints import INDEX
     from .estimators.seed_product import SEED_FOLDER
     from .grammar.model import CFG, ParsingModel
 
@@ -216,7 +216,7 @@ def _checkpoint_history(index: Path) -> Any:
     """The history in a checkpoint index (read as is: a plot needs no fingerprint)."""
     import json
 
-    from .estimators.checkpoints import CHECKPOINT_FORMAT
+    from .estimators.em.checkpoints import CHECKPOINT_FORMAT
 
     try:
         record = json.loads(index.read_bytes().decode("utf8"))

@@ -141,7 +141,7 @@ def checkpoint_dir(model_dir: Path) -> Path:
 def checkpointed_cycles(folder: Path, n_models: int) -> dict[str, int | None]:
     """The last complete cycle in a checkpoint folder (by its name), or for a product
     (``n_models`` > 1) in each of its seeds' folders (``seed0``...); None: none complete."""
-    from .estimators.checkpoints import latest_cycle
+    from .estimators.em.checkpoints import latest_cycle
     from .estimators.seed_product import SEED_FOLDER
 
     if n_models == 1:

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_lpcfg.cli import app
-from spacy_lpcfg.estimators.split_merge import ShardedTreebank
+from spacy_lpcfg.estimators.em import ShardedTreebank
 from spacy_lpcfg.grammar.model import ParsingModel
 from spacy_lpcfg.training import checkpoint_dir
 

@@ -58,6 +58,15 @@ TOP_LEVEL = {
     "interrupts",
     "kernel_cache",
 }  # importable anywhere
+# Units inside a unit, with a layer of their own: the EM core is below the estimators
+# that use it. Each may import the units listed and, of the unit around it, only the
+# modules listed.
+INNER = {
+    "estimators/em": ({"trees", "grammar", "chart"}, {"estimators.mle"}),
+}
+# Units whose modules import only public names from each other: what one module offers
+# another is its interface, not its helpers.
+PUBLIC_ONLY = {"estimators"}
 
 
 def _unit(path: Path) -> str:
@@ -88,6 +97,30 @@ def _imported_subpackages(path: Path) -> set[str]:
     return found
 
 
+def _imported_modules(path: Path) -> list[tuple[str, list[str]]]:
+    """(module imported from, names imported) for each of the file's imports of the
+    package, the module as a dotted path below ``spacy_lpcfg``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = list(path.relative_to(PACKAGE).parent.parts)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                if node.module and node.module.startswith("spacy_lpcfg."):
+                    found.append((node.module.split(".", 1)[1], [a.name for a in node.names]))
+                continue
+            base = package[: len(package) - (node.level - 1)]
+            if node.module:
+                found.append((".".join([*base, node.module]), [a.name for a in node.names]))
+            else:  # from . import module: each name is a module
+                found.extend((".".join([*base, a.name]), []) for a in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("spacy_lpcfg."):
+                    found.append((alias.name.split(".", 1)[1], []))
+    return found
+
+
 def _imports_spacy(path: Path) -> bool:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
@@ -113,6 +146,33 @@ def test_package_layering(unit):
     for path in paths:
         used = _imported_subpackages(path) - TOP_LEVEL - {unit}
         assert used <= ALLOWED[unit], f"{path.relative_to(PACKAGE)} imports {used - ALLOWED[unit]}"
+
+
+@pytest.mark.parametrize("inner", sorted(INNER))
+def test_package_inner_layering(inner):
+    units, modules = INNER[inner]
+    own = inner.replace("/", ".")
+    paths = list((PACKAGE / inner).rglob("*.py"))
+    assert paths
+    for path in paths:
+        for module, _ in _imported_modules(path):
+            allowed = (
+                module == own
+                or module.startswith(own + ".")
+                or module.split(".")[0] in units | TOP_LEVEL
+                or any(module == m or module.startswith(m + ".") for m in modules)
+            )
+            assert allowed, f"{path.relative_to(PACKAGE)} imports {module}"
+
+
+@pytest.mark.parametrize("unit", sorted(PUBLIC_ONLY))
+def test_package_modules_import_public_names(unit):
+    for path in (PACKAGE / unit).rglob("*.py"):
+        for module, names in _imported_modules(path):
+            private = [name for name in names if name.startswith("_")]
+            assert module.split(".")[0] != unit or not private, (
+                f"{path.relative_to(PACKAGE)} imports {private} from {module}"
+            )
 
 
 def test_package_only_pipeline_imports_spacy():

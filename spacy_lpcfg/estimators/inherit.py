@@ -27,7 +27,7 @@ weight perturbed by ``noise``; the E-step is the folded inside-outside
 and emissions towards the mean over the parent's states as split-merge does.
 
 For parsing, the grammar is expanded into PCFG-LA blocks (``inherit_kernels.
-expand_binary``) and built like split-merge's (``split_merge.latent_model``):
+expand_binary``) and built like split-merge's (``em.latent_model``):
 its lexicon refitted on the tokens' posteriors, its coarse projection for
 pruning. The chart parser then runs the general latent kernels (O(L^3) per rule
 and split, after pruning) rather than the folded inside; all of its decoders,
@@ -48,22 +48,22 @@ from ..progress import progress
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
 from .base import check_bool, check_number, check_random_state
-from .checkpoints import CycleState
-from .em_shards import KINDS
-from .mle import TreebankEstimator
-from .split_merge import (
-    XBAR,
+from .em import (
+    KINDS,
+    CycleState,
     EMGrammar,
     EMTreebank,
-    _block_offsets,
-    _block_shape,
-    _block_start,
+    block_offsets,
+    block_shape,
+    block_start,
     count_distributions,
     initial_grammar,
     latent_model,
     normalise_rules,
     read_em_treebank,
 )
+from .mle import TreebankEstimator
+from .split_merge import XBAR
 
 
 @dataclass(frozen=True)
@@ -101,10 +101,10 @@ class InheritEStep(NamedTuple):
 
 
 def _parent_blocks(treebank: EMTreebank, n_states: np.ndarray, kind: str):
-    """(shape, offsets, start) of a kind's per-parent-state blocks (``em_kernels``)."""
+    """(shape, offsets, start) of a kind's per-parent-state blocks (``em.grammar``)."""
     symbols = treebank.state_symbols(kind)[:, :1]
-    shape = _block_shape(symbols, n_states)
-    return shape, _block_offsets(shape), _block_start(symbols, n_states)
+    shape = block_shape(symbols, n_states)
+    return shape, block_offsets(shape), block_start(symbols, n_states)
 
 
 def passable(treebank: EMTreebank, n_states: np.ndarray) -> dict[str, np.ndarray]:

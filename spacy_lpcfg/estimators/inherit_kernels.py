@@ -17,7 +17,7 @@ parent sends to a child through the drawn terms is one number ``g``, spread
 over the child's features by ``P_ann``, and ``g P_ann(b) inside[a, b]`` over the
 child's posterior mass is the expected count of drawing ``b`` there.
 
-Scaling and posteriors as in ``em_kernels``: inside and outside vectors divided
+Scaling and posteriors as in ``em.kernels``: inside and outside vectors divided
 by their largest entry, posteriors normalised at each node (every node of a gold
 tree is in it, so a node's posteriors sum to one).
 """
@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from ..chart.scaled import FAST_MATH
-from .em_kernels import _normalise, node_blocks
+from .em.kernels import divide_by_largest, node_blocks
 
 NEITHER, LEFT, RIGHT, BOTH = 0, 1, 2, 3  # columns of the binary pass patterns
 DRAW, PASS = 0, 1  # columns of the unary ones
@@ -74,7 +74,7 @@ def inherit_inside_outside(
     """Folded, scaled inside-outside over gold trees and the INHERIT expected counts.
 
     symbol, left, right, is_root, node_rule, n_states, state_start: as in
-        ``em_kernels.inside_outside_nodes``.
+        ``em.kernels.inside_outside_nodes``.
     *_offsets, *_weights: ``P_r(h)``, a block of the parent's states per rule.
     binary_patterns (np.ndarray): float64[R2, 4], neither / left / right / both.
     unary_patterns (np.ndarray): float64[R1, 2], draw / pass.
@@ -132,7 +132,7 @@ def inherit_inside_outside(
             base = lexical_offsets[rule]
             for h in range(m):
                 inside[s + h] = lexical_weights[base + h]
-        scale = _normalise(inside, s, m)
+        scale = divide_by_largest(inside, s, m)
         log_inside[i] += scale
         local_scale[i] = math.exp(scale) if scale > -np.inf else 0.0
         g = state_start[symbol[i]]
@@ -191,8 +191,8 @@ def inherit_inside_outside(
             ann_a, ann_b = state_start[symbol[a]], state_start[symbol[b]]
             _draw(outside, inside, sa, ma, annotation, ann_a, ga, annotation_counts)
             _draw(outside, inside, sb, mb, annotation, ann_b, gb, annotation_counts)
-            _normalise(outside, sa, ma)
-            _normalise(outside, sb, mb)
+            divide_by_largest(outside, sa, ma)
+            divide_by_largest(outside, sb, mb)
         elif a >= 0:
             sa, ma = node_start[a], node_states[a]
             pass_a = ma == m
@@ -216,7 +216,7 @@ def inherit_inside_outside(
                 ga += ow * q[DRAW]
             ann_a = state_start[symbol[a]]
             _draw(outside, inside, sa, ma, annotation, ann_a, ga, annotation_counts)
-            _normalise(outside, sa, ma)
+            divide_by_largest(outside, sa, ma)
         elif z > 0.0:
             base = lexical_offsets[rule]
             for h in range(m):
@@ -240,7 +240,7 @@ def expand_binary(
 ):
     """The PCFG-LA blocks of INHERIT binary rules: cell (h, j, k) of ``X -> Y Z`` is
     ``P_r(h) (neither P_ann(j|Y) P_ann(k|Z) + left [j=h] P_ann(k|Z) + right P_ann(j|Y)
-    [k=h] + both [j=h][k=h])``. RETURNS float64[out_offsets[-1]] (``em_kernels``
+    [k=h] + both [j=h][k=h])``. RETURNS float64[out_offsets[-1]] (``em.kernels``
     layout)."""
     result = np.zeros(out_offsets[-1])
     for r in range(len(rules)):

@@ -12,7 +12,7 @@ from test_estimator_contract import TREES
 from test_split_merge import TINY, layout, long_tree
 
 from spacy_lpcfg.estimators import clone
-from spacy_lpcfg.estimators.em_shards import KINDS, ShardedTreebank
+from spacy_lpcfg.estimators.em import KINDS, ShardedTreebank, read_em_treebank
 from spacy_lpcfg.estimators.inherit import (
     InheritEstimator,
     InheritGrammar,
@@ -26,7 +26,6 @@ from spacy_lpcfg.estimators.inherit import (
     passable,
 )
 from spacy_lpcfg.estimators.inherit_kernels import BOTH, DRAW, LEFT, NEITHER, PASS, RIGHT
-from spacy_lpcfg.estimators.split_merge import read_em_treebank
 
 
 def random_inherit(treebank, rng, n_values) -> InheritGrammar:

@@ -7,8 +7,9 @@ import pytest
 
 from spacy_lpcfg.decode.parser import Parser
 from spacy_lpcfg.estimators import clone
+from spacy_lpcfg.estimators.em import ShardedTreebank
 from spacy_lpcfg.estimators.seed_product import SeedProduct
-from spacy_lpcfg.estimators.split_merge import ShardedTreebank, SplitMergeEstimator
+from spacy_lpcfg.estimators.split_merge import SplitMergeEstimator
 from spacy_lpcfg.grammar.model import ENSEMBLE
 from spacy_lpcfg.recipes import RECIPES, Recipe
 

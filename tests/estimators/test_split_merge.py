@@ -11,14 +11,10 @@ import pytest
 from test_estimator_contract import TREES
 
 from spacy_lpcfg.estimators import MLEEstimator, NotFittedError, check_is_fitted, clone
-from spacy_lpcfg.estimators.latent import COARSE_GRAMMAR
-from spacy_lpcfg.estimators.mle import count_rules
-from spacy_lpcfg.estimators.split_merge import (
+from spacy_lpcfg.estimators.em import (
     KINDS,
-    XBAR,
     EMGrammar,
     ShardedTreebank,
-    SplitMergeEstimator,
     choose_merges,
     clone_some,
     em_treebank,
@@ -29,6 +25,9 @@ from spacy_lpcfg.estimators.split_merge import (
     split_grammar,
     token_state_counts,
 )
+from spacy_lpcfg.estimators.latent import COARSE_GRAMMAR
+from spacy_lpcfg.estimators.mle import count_rules
+from spacy_lpcfg.estimators.split_merge import XBAR, SplitMergeEstimator
 from spacy_lpcfg.grammar.lexicon import Lexicon
 from spacy_lpcfg.trees import Tree
 from spacy_lpcfg.trees.nodes import flatten
@@ -512,7 +511,7 @@ def test_lexicon_gets_exact_token_counts(ptb_200):
 def test_every_node_gives_the_tree_likelihood():
     """sum_h inside * outside at any node, with both log scales, is the tree's
     likelihood: the outside scaling is right on a tree far beyond float64."""
-    from spacy_lpcfg.estimators.em_kernels import inside_outside_nodes
+    from spacy_lpcfg.estimators.em.kernels import inside_outside_nodes
 
     treebank = layout([long_tree(300)])
     n_states = np.full(len(treebank.counts.symbols), 3)

@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
+from test_estimator_contract import TREES
 
-from spacy_lpcfg.estimators import checkpoints as checkpoint_module
-from spacy_lpcfg.estimators import em_shards
-from spacy_lpcfg.estimators.checkpoints import (
+from spacy_lpcfg.estimators.em import KINDS, ShardedTreebank
+from spacy_lpcfg.estimators.em import checkpoints as checkpoint_module
+from spacy_lpcfg.estimators.em import shards as em_shards
+from spacy_lpcfg.estimators.em.checkpoints import (
     INDEX,
     CheckpointFolder,
     generator_state,
     latest_cycle,
     restore_generator,
 )
-from spacy_lpcfg.estimators.split_merge import KINDS, ShardedTreebank, SplitMergeEstimator
+from spacy_lpcfg.estimators.split_merge import SplitMergeEstimator
 
 SETTINGS = {"em_iterations": 3, "merge_em_iterations": 2}
 
@@ -218,6 +222,35 @@ def test_checkpoint_files_are_json_and_npz_without_pickle(tmp_path, ptb_150):
     mt = np.random.Generator(np.random.MT19937(5))
     copy = restore_generator(json.loads(json.dumps(generator_state(mt))))
     assert mt.random(3).tolist() == copy.random(3).tolist()
+
+
+# A checkpoint written before the EM core moved to ``estimators.em`` (commit d97846b):
+# ``SplitMergeEstimator(n_cycles=1, checkpoint_dir=..., **OLD_SETTINGS).fit(TREES)``.
+OLD_CHECKPOINT = Path(__file__).parent / "data" / "checkpoint_v1"
+OLD_SETTINGS = {"em_iterations": 2, "merge_em_iterations": 1, "open_class_threshold": 1}
+
+
+def test_a_checkpoint_of_an_earlier_version_resumes(tmp_path):
+    """Checkpoints name no module (JSON and arrays only), so one written by earlier code
+    still matches a fresh run's and resumes to the uninterrupted fit's grammar."""
+    folder = tmp_path / "old"
+    shutil.copytree(OLD_CHECKPOINT, folder)
+    now = SplitMergeEstimator(n_cycles=1, checkpoint_dir=tmp_path / "now", **OLD_SETTINGS)
+    now.fit(TREES)
+    old_index = json.loads((folder / INDEX).read_text())
+    new_index = json.loads((tmp_path / "now" / INDEX).read_text())
+    assert old_index["fingerprint"] == new_index["fingerprint"]
+    assert old_index["history"] == new_index["history"]
+    with (
+        np.load(folder / "cycle-001.npz", allow_pickle=False) as old,
+        np.load(tmp_path / "now" / "cycle-001.npz", allow_pickle=False) as new,
+    ):
+        assert sorted(old.files) == sorted(new.files)
+        for name in old.files:
+            np.testing.assert_array_equal(old[name], new[name])
+    resumed = SplitMergeEstimator(n_cycles=2, checkpoint_dir=folder, **OLD_SETTINGS)
+    resumed.fit(TREES, resume=True)
+    assert_same_fit(resumed, SplitMergeEstimator(n_cycles=2, **OLD_SETTINGS).fit(TREES))
 
 
 def test_checkpoint_folder_refuses_another_fingerprint(tmp_path):

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from joblib import parallel_config
 
-from spacy_lpcfg.estimators import em_shards
-from spacy_lpcfg.estimators.split_merge import (
+from spacy_lpcfg.estimators.em import (
     KINDS,
     ShardedTreebank,
-    SplitMergeEstimator,
     initial_grammar,
     split_grammar,
 )
+from spacy_lpcfg.estimators.em import shards as em_shards
+from spacy_lpcfg.estimators.split_merge import SplitMergeEstimator
 
 SETTINGS = {"n_cycles": 1, "em_iterations": 3, "merge_em_iterations": 2}
 
@@ -139,7 +139,7 @@ def test_dask_e_step_gives_the_serial_log_likelihoods(cluster, serial, ptb_300):
     assert_same_log_likelihoods(by_client.fit(ptb_300), serial)
 
     def compilations():  # of the kernels the workers ran
-        from spacy_lpcfg.estimators.em_kernels import inside_outside_nodes, merge_losses
+        from spacy_lpcfg.estimators.em.kernels import inside_outside_nodes, merge_losses
 
         stats = [kernel.stats for kernel in (inside_outside_nodes, merge_losses)]
         return [(sum(s.cache_hits.values()), sum(s.cache_misses.values())) for s in stats]

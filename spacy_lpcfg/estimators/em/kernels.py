@@ -1,4 +1,4 @@
-"""Numba kernels of split-merge EM: inside-outside over the nodes of gold trees.
+"""Numba kernels of EM: inside-outside over the nodes of gold trees, and the weight blocks.
 
 The trees of a treebank are one run of nodes (``trees.nodes.TreebankNodes``),
 each tree in pre-order, so children come after their parent: a backward pass
@@ -28,11 +28,11 @@ import math
 import numpy as np
 from numba import njit
 
-from ..chart.scaled import FAST_MATH
+from ...chart.scaled import FAST_MATH
 
 
 @njit(cache=True, nogil=True)
-def _normalise(values, start, size):
+def divide_by_largest(values, start, size):
     """Divide values[start:start + size] by its largest entry; RETURNS the log of it
     (-inf, values unchanged, when all are zero)."""
     largest = 0.0
@@ -142,7 +142,7 @@ def inside_outside_nodes(
             base = lexical_offsets[rule]
             for h in range(m):
                 inside[s + h] = lexical_weights[base + h]
-        scale = _normalise(inside, s, m)
+        scale = divide_by_largest(inside, s, m)
         log_inside[i] += scale
         local_scale[i] = math.exp(scale) if scale > -np.inf else 0.0
 
@@ -195,8 +195,8 @@ def inside_outside_nodes(
                     outside[sa + j] += o * pushed
             for k in range(mb):
                 outside[sb + k] += right_outside[k]
-            log_outside[a] = log_outside[i] + log_inside[b] + _normalise(outside, sa, ma)
-            log_outside[b] = log_outside[i] + log_inside[a] + _normalise(outside, sb, mb)
+            log_outside[a] = log_outside[i] + log_inside[b] + divide_by_largest(outside, sa, ma)
+            log_outside[b] = log_outside[i] + log_inside[a] + divide_by_largest(outside, sb, mb)
         elif a >= 0:
             sa, ma = node_start[a], node_states[a]
             base = unary_offsets[rule]
@@ -209,7 +209,7 @@ def inside_outside_nodes(
                     outside[sa + j] += w
                     if with_counts:
                         unary_counts[base + h * ma + j] += w * inside[sa + j] * inverse_z
-            log_outside[a] = log_outside[i] + _normalise(outside, sa, ma)
+            log_outside[a] = log_outside[i] + divide_by_largest(outside, sa, ma)
         elif z > 0.0 and with_counts:
             base = lexical_offsets[rule]
             for h in range(m):

@@ -35,15 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Errors
-from ..trees.tree import Tree
+from ...errors import Errors
+from ...trees.tree import Tree
+from .treebank import KINDS
 
 CHECKPOINT_FORMAT = "spacy-lpcfg split-merge checkpoint"
 CHECKPOINT_VERSION = 1
 INDEX = "checkpoint.json"
 CYCLE_FILE = re.compile(r"cycle-(\d{3,})\.npz")
 TEMPORARY = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
-KINDS = ("binary", "unary", "lexical")
 
 
 @dataclass

@@ -1,7 +1,7 @@
-"""The E-step of split-merge EM over shards of the treebank, here or in workers.
+"""The E-step of EM over shards of the treebank, here or in workers.
 
 The treebank is cut into runs of whole trees (``tree_shards``); ``shard_pass``
-runs the inside-outside kernels (``em_kernels``) over one shard and the E-step
+runs the inside-outside kernels (``kernels``) over one shard and the E-step
 adds up the shards' counts. ``ShardedTreebank`` chooses where the shards run,
 and sends each of them to its worker once per fit, not once per EM iteration:
 
@@ -28,17 +28,15 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import Errors
-from ..interrupts import kernel_calls
+from ...errors import Errors
+from ...interrupts import kernel_calls
+from .grammar import EMGrammar
+from .treebank import KINDS, EMTreebank
 
-if TYPE_CHECKING:
-    from .split_merge import EMGrammar, EMTreebank
-
-KINDS = ("binary", "unary", "lexical")
 SHARD_ARRAYS = ("symbol", "left", "right", "is_root", "node_rule")
 
 
@@ -89,11 +87,11 @@ def shard_pass(
     """Inside-outside over one shard.
 
     pair_share (np.ndarray | None): given, RETURNS the merge losses of the shard's nodes
-        (``em_kernels.merge_losses``) instead of counts.
+        (``kernels.merge_losses``) instead of counts.
     tokens (bool): RETURNS the posteriors over the states of each leaf (flat, node order).
     RETURNS (EStep): otherwise.
     """
-    from .em_kernels import inside_outside_nodes, leaf_posteriors, merge_losses
+    from .kernels import inside_outside_nodes, leaf_posteriors, merge_losses
 
     state_start = np.concatenate([[0], np.cumsum(n_states)[:-1]]).astype(np.int64)
     result = inside_outside_nodes(
