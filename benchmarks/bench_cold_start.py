@@ -70,26 +70,32 @@ def run(command: list[str], env: dict[str, str], stdin: str | None = None) -> di
     working directory first."""
     before = os.times()
     start = time.perf_counter()
-    with subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=tempfile.gettempdir(),
-        text=True,
-    ) as process:
-        assert process.stdin and process.stdout and process.stderr
+    # stderr to a file: a pipe nobody reads until the end could fill and stall the child
+    with (
+        tempfile.TemporaryFile("w+") as errors,
+        subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=env,
+            cwd=tempfile.gettempdir(),
+            text=True,
+        ) as process,
+    ):
+        assert process.stdin and process.stdout
         process.stdin.write(stdin or "")
         process.stdin.close()
         first_line = process.stdout.readline()
         first = time.perf_counter() - start
-        rest, errors = process.stdout.read(), process.stderr.read()
+        rest = process.stdout.read()
         returncode = process.wait()
-    wall = time.perf_counter() - start
+        wall = time.perf_counter() - start
+        errors.seek(0)
+        error_text = errors.read()
     after = os.times()
     if returncode:
-        sys.exit(f"failed ({returncode}): {' '.join(command)}\n{errors[-2000:]}")
+        sys.exit(f"failed ({returncode}): {' '.join(command)}\n{error_text[-2000:]}")
     cpu = (after.children_user - before.children_user) + (
         after.children_system - before.children_system
     )
