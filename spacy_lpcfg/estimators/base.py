@@ -447,11 +447,12 @@ class TreebankEstimator(BaseEstimator):
 def _folding_lexicon_settings(init: Callable[..., None]) -> Callable[..., None]:
     """``init`` taking the lexicon's settings by their own names too (into ``lexicon``)."""
 
+    default = inspect.signature(init).parameters["lexicon"].default
+
     @functools.wraps(init)  # inspect.signature still reads ``init``'s parameters
     def __init__(self: Any, *args: Any, **params: Any) -> None:
         settings = {name: params.pop(name) for name in LEXICON_SETTINGS if name in params}
         if settings:
-            default = inspect.signature(init).parameters["lexicon"].default
             params["lexicon"] = with_lexicon_settings(params.get("lexicon", default), settings)
         init(self, *args, **params)
 
