@@ -16,7 +16,7 @@ defaults). A better recipe is a new one (with ``.v2`` registered functions);
 ``.v1`` keeps building this one, so that a config trains the same model again.
 
 This module is import-light (the CLI reads it at start-up): the estimators are
-imported when one is built.
+named by their registry (``estimators.registry``) and imported when one is built.
 """
 
 from __future__ import annotations
@@ -26,28 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from .defaults import ESTIMATOR, LATENT, LEXICON, NOISE, SPLIT_MERGE, TRANSFORM
 from .errors import Errors
+from .estimators.registry import estimator_entry, estimator_names
 
 if TYPE_CHECKING:
     from .estimators.base import BaseEstimator
     from .trees.transforms import TransformSpec
 
-ESTIMATORS = (
-    "mle",
-    "spectral",
-    "clustering",
-    "split_merge",
-    "clone_some",
-    "inherit",
-    "combined",
-)
-# Trained by split-merge EM (checkpoints, --dev, --resume); clone_some is split-merge
-# that splits only the symbols whose states diverge most and merges nothing back.
-SPLIT_MERGE_ESTIMATORS = ("split_merge", "clone_some")
-# Estimators whose n_models > 1 trains an ensemble: noisy clustering models, or
-# split-merge grammars from as many seeds.
-ENSEMBLE_ESTIMATORS = ("clustering", *SPLIT_MERGE_ESTIMATORS)
-# Trained over X-bar trees by default (their recipes of the same name), as Petrov et al.
-XBAR_ESTIMATORS = (*SPLIT_MERGE_ESTIMATORS, "inherit")
 TRANSFORM_SETTINGS = ("binarization", "h_markov", "v_markov", "keep_functions")
 
 
@@ -56,11 +40,12 @@ class Recipe:
     """How to train a model: the estimator, the hyperparameters the CLI exposes, the
     transforms. Unset values are the defaults of ``defaults.py``.
 
-    estimator (str): "mle", "spectral", "clustering", "split_merge", "clone_some",
-        "inherit" or "combined" (Le Roux et al.'s four clustering models, binarised left and
-        right, function tags kept and stripped, decoded together; their transforms
-        are fixed, and the recipe's give only h_markov, the label scheme and head
-        rules).
+    estimator (str): a registered estimator (``estimators.registry``): "mle",
+        "spectral", "clustering", "split_merge", "clone_some", "inherit", "combined"
+        (Le Roux et al.'s four clustering models, binarised left and right, function
+        tags kept and stripped, decoded together; their transforms are fixed, and the
+        recipe's give only h_markov, the label scheme and head rules), or one
+        registered from outside the package.
     n_states (int | None): latent states per symbol; None: the estimator's default.
         (split_merge: the data decides; see n_cycles.)
     n_cycles (int | None): split-merge cycles; None: the estimator's default.
@@ -76,7 +61,7 @@ class Recipe:
     function_labeller (bool): also fit a function labeller on the same trees, which
         puts function tags (NP-SBJ) on the parses (``attach_function_labeller``).
     RAISES ValueError: an unknown estimator, or n_models > 1 with an estimator that
-        has no ensembles (mle, spectral, combined).
+        has no ensembles (mle, spectral, inherit, combined).
     """
 
     estimator: str = ESTIMATOR
@@ -94,11 +79,7 @@ class Recipe:
     function_labeller: bool = False
 
     def __post_init__(self):
-        if self.estimator not in ESTIMATORS:
-            expected = "one of " + ", ".join(ESTIMATORS)
-            raise ValueError(
-                Errors.E012.format(value=self.estimator, name="estimator", expected=expected)
-            )
+        entry = estimator_entry(self.estimator)  # raises for an unknown name
         if (
             not isinstance(self.n_models, int)
             or isinstance(self.n_models, bool)
@@ -107,8 +88,8 @@ class Recipe:
             raise ValueError(
                 Errors.E012.format(value=self.n_models, name="n_models", expected="an int >= 1")
             )
-        if self.n_models > 1 and self.estimator not in ENSEMBLE_ESTIMATORS:
-            expected = "1, unless the estimator is " + " or ".join(ENSEMBLE_ESTIMATORS)
+        if self.n_models > 1 and entry.ensemble is None:
+            expected = "1, unless the estimator is " + " or ".join(estimator_names(ensemble=True))
             raise ValueError(
                 Errors.E012.format(value=self.n_models, name="n_models", expected=expected)
             )
@@ -142,62 +123,27 @@ class Recipe:
         transform (TransformSpec | None): the transforms; None: ``transform_spec()``
             (Penn trees; the spaCy component sets its own).
         language (str): the training data's language (unknown-word signatures).
-        RETURNS (BaseEstimator): an MLE, spectral, clustering, split-merge or INHERIT
-            estimator, a NoisyEnsemble of clustering estimators, or a SeedProduct.
+        RETURNS (BaseEstimator): the registered estimator (an MLE, spectral, clustering,
+            split-merge or INHERIT estimator...), or with ``n_models > 1`` its ensemble
+            (a NoisyEnsemble of clustering estimators, a SeedProduct).
         """
-        from .estimators import (
-            ClusteringEstimator,
-            MLEEstimator,
-            SpectralEstimator,
-            SplitMergeEstimator,
-        )
-        from .estimators.noise import NoisyEnsemble
-
-        common: dict[str, Any] = {
+        params: dict[str, Any] = {
             "transform": transform if transform is not None else self.transform_spec(),
             "language": language,
             "rare_threshold": self.rare_threshold,
         }
-        if self.estimator == "mle":
-            return MLEEstimator(**common)
-        latent = {**common, "random_state": self.random_state}
-        if self.estimator in SPLIT_MERGE_ESTIMATORS:
-            if self.n_cycles is not None:
-                latent["n_cycles"] = self.n_cycles
-            if self.estimator == "clone_some":
-                latent.update(split="some", merge_fraction=0.0)
-            if self.n_models == 1:
-                return SplitMergeEstimator(**latent)
-            from .estimators.seed_product import SeedProduct
-
-            return SeedProduct(
-                estimator=SplitMergeEstimator(**latent),
-                n_models=self.n_models,
-                random_state=self.random_state,
-            )
-        if self.n_states is not None:
-            latent["n_states"] = self.n_states
-        if self.estimator == "inherit":
-            from .estimators.inherit import InheritEstimator
-
-            return InheritEstimator(**latent)
-        if self.estimator == "combined":
-            from .estimators.combined import four_way_estimator
-
-            transform = latent.pop("transform")
-            return four_way_estimator(**latent).set_params(transform=transform, language=language)
-        if self.estimator == "spectral":
-            return SpectralEstimator(**latent)
-        member = ClusteringEstimator(**latent)
-        if self.n_models == 1:
-            return member
-        return NoisyEnsemble(
-            estimator=member,
-            n_models=self.n_models,
-            noise=self.noise,
-            noise_scale=self.noise_scale,
-            random_state=self.random_state,
-        )
+        # given to the estimators that take them; n_states and n_cycles None: their own
+        # defaults, random_state None: fresh entropy
+        optional = {"n_states": self.n_states, "n_cycles": self.n_cycles}
+        optional = {name: value for name, value in optional.items() if value is not None}
+        optional["random_state"] = self.random_state
+        ensemble = {
+            "noise": self.noise,
+            "noise_scale": self.noise_scale,
+            "random_state": self.random_state,
+        }
+        entry = estimator_entry(self.estimator)
+        return entry.from_recipe(params, optional, self.n_models, ensemble)
 
 
 RECOMMENDED = Recipe(

@@ -73,14 +73,15 @@ def train(
     of the named corpus or a treebank path, chooses the cycle. ``function_labeller``:
     True attaches the recipe's labeller even to trees without function tags.
     """
+    from .estimators.registry import estimator_entry
     from .grammar.model import treebank_name
-    from .recipes import SPLIT_MERGE_ESTIMATORS
 
     trees, scheme = read_training_trees(corpus, split, data_dir, encoding, limit)
     language = training_language(corpus, language)
     spec = recipe.transform_spec(scheme, language, head_rules)
     fitter: Any = recipe.make_estimator(spec, language)
-    if recipe.estimator in SPLIT_MERGE_ESTIMATORS:
+    by_cycle = estimator_entry(recipe.estimator).checkpoints
+    if by_cycle:
         fitter.set_params(n_jobs=n_jobs)
     start = time.perf_counter()
     tagger = None
@@ -90,7 +91,7 @@ def train(
         # Fitted before the grammars: its solver's arrays are freed before EM starts,
         # so that training peaks at the larger of the two rather than at their sum.
         tagger = fit_function_tagger(trees, spec.scheme, language)
-    if recipe.estimator in SPLIT_MERGE_ESTIMATORS:
+    if by_cycle:
         dev_trees = None if dev is None else _read_dev(dev, corpus, data_dir, encoding)
         checkpoints = checkpoint_dir(model_dir)
         model = fit_model(

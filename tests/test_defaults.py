@@ -19,7 +19,7 @@ from spacy_lpcfg.estimators import ClusteringEstimator, MLEEstimator, SpectralEs
 from spacy_lpcfg.estimators.inherit import InheritEstimator
 from spacy_lpcfg.estimators.noise import NoisyEnsemble
 from spacy_lpcfg.estimators.seed_product import SeedProduct
-from spacy_lpcfg.grammar.lexicon import Lexicon
+from spacy_lpcfg.grammar.lexicon import Lexicon, LexiconSpec
 from spacy_lpcfg.recipes import Recipe
 from spacy_lpcfg.trees.transforms import TransformSpec
 
@@ -43,12 +43,16 @@ REGISTERED = {
 
 
 def signature_defaults(function) -> dict:
-    """Parameter name -> default, for the parameters that have one."""
-    return {
+    """Parameter name -> default, for the parameters that have one (a ``lexicon``'s
+    settings by their own names: the estimators take them so too)."""
+    found = {
         name: parameter.default
         for name, parameter in inspect.signature(function).parameters.items()
         if parameter.default is not inspect.Parameter.empty
     }
+    if isinstance(found.get("lexicon"), LexiconSpec):
+        found.update(found["lexicon"].to_dict())
+    return found
 
 
 def train_option_defaults() -> dict:
@@ -96,7 +100,7 @@ def _subclasses(cls) -> set:
 
 def test_defaults_every_treebank_estimator_has_the_lexicon_defaults():
     """Estimators written later too (those imported by spacy_lpcfg.estimators)."""
-    from spacy_lpcfg.estimators.mle import TreebankEstimator
+    from spacy_lpcfg.estimators.base import TreebankEstimator
 
     lexicon = signature_defaults(Lexicon.__init__)
     found = [cls for cls in _subclasses(TreebankEstimator) if "__init__" in vars(cls)]

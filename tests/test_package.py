@@ -62,7 +62,7 @@ TOP_LEVEL = {
 # that use it. Each may import the units listed and, of the unit around it, only the
 # modules listed.
 INNER = {
-    "estimators/em": ({"trees", "grammar", "chart"}, {"estimators.mle"}),
+    "estimators/em": ({"trees", "grammar", "chart"}, {"estimators.base", "estimators.mle"}),
 }
 # Units whose modules import only public names from each other: what one module offers
 # another is its interface, not its helpers.

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 import spacy_lpcfg.pipeline.registry  # noqa: F401  (registers the recipe's functions)
 from spacy_lpcfg.cli import app
 from spacy_lpcfg.estimators import ClusteringEstimator, MLEEstimator, SpectralEstimator
+from spacy_lpcfg.estimators.base import json_params
 from spacy_lpcfg.estimators.combined import FOUR_SETTINGS, CombinedEstimator
-from spacy_lpcfg.estimators.mle import json_params
 from spacy_lpcfg.estimators.noise import NoisyEnsemble
 from spacy_lpcfg.grammar.model import ParsingModel
 from spacy_lpcfg.recipes import RECIPES, RECOMMENDED, Recipe, get_recipe

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from .. import defaults
-from ..recipes import SPLIT_MERGE_ESTIMATORS
+from ..estimators.registry import estimator_entry, estimator_names
 from ..training import BRACKETER_NAMES, checkpoint_dir, checkpointed_cycles
 from .bracketer import train_bracketer
 from .checks import check_limit, check_output_dir, corpus_inputs, refuse_overwrite
@@ -76,18 +76,20 @@ def train(
         fail(f"--function-labels must be one of {choices}, not {function_labels!r}", 2)
     if function_labeller and ctx.params["estimator"] in BRACKETER_NAMES:
         fail("--function-labeller needs a grammar: the bracketers have no labels", 2)
+    by_cycle = " and ".join(estimator_names(checkpoints=True))  # trained cycle by cycle
     if ctx.params["estimator"] in BRACKETER_NAMES:
         if n_jobs != 1:
-            fail("--n-jobs is an option of --estimator split_merge and clone_some", 2)
+            fail(f"--n-jobs is an option of --estimator {by_cycle}", 2)
         train_bracketer(
             ctx.params["estimator"], corpus, model_dir, split, data_dir, encoding, limit, quiet
         )
         return
     chosen = training_recipe(ctx, recipe)
-    if (resume or dev is not None) and chosen.estimator not in SPLIT_MERGE_ESTIMATORS:
-        fail("--resume and --dev are options of --estimator split_merge and clone_some", 2)
-    if n_jobs != 1 and chosen.estimator not in SPLIT_MERGE_ESTIMATORS:
-        fail("--n-jobs is an option of --estimator split_merge and clone_some", 2)
+    checkpoints = estimator_entry(chosen.estimator).checkpoints
+    if (resume or dev is not None) and not checkpoints:
+        fail(f"--resume and --dev are options of --estimator {by_cycle}", 2)
+    if n_jobs != 1 and not checkpoints:
+        fail(f"--n-jobs is an option of --estimator {by_cycle}", 2)
     check_output_dir(model_dir)
     try:
         check_replaceable(model_dir)  # a directory that is not a model is never replaced
@@ -115,7 +117,7 @@ def train(
     except KeyboardInterrupt as err:
         # to_disk cleans up after itself: the previous model (if any) is untouched
         hint = None
-        if chosen.estimator in SPLIT_MERGE_ESTIMATORS:
+        if checkpoints:
             hint = functools.partial(_resume_hint, model_dir, chosen.n_models)
         interrupted(err, f"no model written, {model_dir} is as it was", hint)
     except input_errors() as err:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import typer
 
 from .. import defaults
-from ..recipes import ESTIMATORS, RECIPES
+from ..estimators.registry import estimator_names
+from ..recipes import RECIPES
 from ..training import BRACKETER_NAMES
 
 
@@ -46,7 +47,7 @@ TRAIN_OPTIONS = {
         show_default=False,
         help="Default: the recipe 'default' (the product of three split-merge grammars "
         "with a function labeller). Estimator: "
-        + ", ".join(ESTIMATORS)
+        + ", ".join(estimator_names())
         + "; unsupervised, from words and tags only: "
         + ", ".join(BRACKETER_NAMES),
     ),

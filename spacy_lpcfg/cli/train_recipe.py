@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 
 from ..defaults import CEILINGS
-from ..recipes import ENSEMBLE_ESTIMATORS, XBAR_ESTIMATORS
+from ..estimators.registry import estimator_names
 from .checks import check_count
 from .exits import fail
 
@@ -45,17 +45,16 @@ def training_recipe(ctx: typer.Context, name: str | None):
     if "h_markov" in given and given["h_markov"] < 0:
         given["h_markov"] = None  # infinite
     try:
-        if name is None and given.get("estimator") in XBAR_ESTIMATORS:
+        if name is None and given.get("estimator") in estimator_names(xbar=True):
             name = given["estimator"]  # its own transforms (X-bar), unless options say otherwise
         if name is not None:
             base = get_recipe(name)
         else:  # without options, the default recipe; an estimator alone: its defaults
             base = Recipe() if "estimator" in given else DEFAULT_RECIPE
-        if (
-            given.get("n_models", base.n_models) > 1
-            and given.get("estimator", base.estimator) not in ENSEMBLE_ESTIMATORS
-        ):
-            fail(f"--n-models needs --estimator {' or '.join(ENSEMBLE_ESTIMATORS)}")
+        if given.get("n_models", base.n_models) > 1 and given.get(
+            "estimator", base.estimator
+        ) not in estimator_names(ensemble=True):
+            fail(f"--n-models needs --estimator {' or '.join(estimator_names(ensemble=True))}")
         own = [f"--{n.replace('_', '-')}" for n in ("binarization", "v_markov") if n in given]
         own += ["--functions/--no-functions"] if "keep_functions" in given else []
         if own and given.get("estimator", base.estimator) == "combined":

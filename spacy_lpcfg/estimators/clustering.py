@@ -35,10 +35,11 @@ import numpy as np
 
 from ..defaults import CLUSTERING, LATENT, LEXICON
 from ..grammar import LPCFG
+from ..grammar.lexicon import LexiconSpec
 from ..grammar.sparse_weights import SPARSE_FRACTION, SparseWeights, position_dtype
 from ..progress import progress
 from ..trees.transforms import TransformSpec
-from .base import check_choice, check_number
+from .base import Choice, Number
 from .latent import LatentEstimator, ProjectedTreebank
 from .projections import Projections
 
@@ -81,6 +82,13 @@ class ClusteringEstimator(LatentEstimator):
     """
 
     name = "clustering"
+    _parameter_constraints = {
+        "init": [Choice(INITS)],
+        "n_init": [Number("an int >= 1", low=1, integer=True)],
+        "max_iter": [Number("an int >= 1", low=1, integer=True)],
+        "smoothing": [Number("0 <= s < 1", low=0.0, high=1.0)],
+        "lexical_smoothing": [Number("0 <= s < 1", low=0.0, high=1.0)],
+    }
 
     smoothing: float
     lexical_smoothing: float
@@ -103,14 +111,8 @@ class ClusteringEstimator(LatentEstimator):
         init: str = CLUSTERING.init,
         max_iter: int = CLUSTERING.max_iter,
         random_state: int | np.random.Generator | None = LATENT.random_state,
-        rare_threshold: int = LEXICON.rare_threshold,
-        signature: str = LEXICON.signature,
+        lexicon: LexiconSpec | Mapping | None = LexiconSpec(),
         language: str = LEXICON.language,
-        suffix_length: int = LEXICON.suffix_length,
-        open_class_threshold: int = LEXICON.open_class_threshold,
-        smooth_threshold: int = LEXICON.smooth_threshold,
-        word_smoothing: float = LEXICON.word_smoothing,
-        signature_smoothing: float = LEXICON.signature_smoothing,
     ):
         self._store_params(locals())
 
@@ -203,14 +205,6 @@ class ClusteringEstimator(LatentEstimator):
             max_iter=self.max_iter,
             random_state=random_state,
         )
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_choice(self, "init", INITS)
-        for name in ("n_init", "max_iter"):
-            check_number(self, name, "an int >= 1", low=1, integer=True)
-        for name in ("smoothing", "lexical_smoothing"):
-            check_number(self, name, "0 <= s < 1", low=0.0, high=1.0)
 
 
 def cluster_nodes(

@@ -22,8 +22,7 @@ from ..grammar.model import combine_models
 from ..progress import progress
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
-from .base import BaseEstimator, clone
-from .mle import as_transform_spec
+from .base import BaseEstimator, as_transform_spec, clone
 
 MEMBER_SETTINGS = ("binarization", "h_markov", "v_markov", "keep_functions")
 FOUR_SETTINGS = (
@@ -118,6 +117,9 @@ def four_way_estimator(
     n_states: int = CLUSTERING.n_states,
     random_state: int | None = LATENT.random_state,
     decoder: str | None = None,
+    *,
+    transform: TransformSpec | Mapping | None = None,
+    language: str = LEXICON.language,
     **member_params: Any,
 ) -> CombinedEstimator:
     """Le Roux et al. (2013)'s four settings as clustering L-PCFGs (``FOUR_SETTINGS``):
@@ -126,15 +128,24 @@ def four_way_estimator(
     n_states (int): latent states per symbol of every member.
     random_state (int | None): seeds every member's SVD and k-means.
     decoder (str | None): how the members combine; None: product.
+    transform (TransformSpec | dict | None): the settings the members share (label
+        scheme, head rules...).
+    language (str): the training data's language, for every member's lexicon.
     member_params: other ClusteringEstimator parameters of every member (rare_threshold...).
     RETURNS (CombinedEstimator): the unfitted estimator.
     """
     from .clustering import ClusteringEstimator
 
     members = [
-        ClusteringEstimator(n_states=n_states, random_state=random_state, **member_params)
+        ClusteringEstimator(
+            n_states=n_states, random_state=random_state, language=language, **member_params
+        )
         for _ in FOUR_SETTINGS
     ]
     return CombinedEstimator(
-        estimators=members, member_transforms=[dict(s) for s in FOUR_SETTINGS], decoder=decoder
+        estimators=members,
+        member_transforms=[dict(s) for s in FOUR_SETTINGS],
+        decoder=decoder,
+        transform=transform,
+        language=language,
     )

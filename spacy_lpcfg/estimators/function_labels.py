@@ -27,7 +27,7 @@ from ..grammar.model import ParsingModel
 from ..trees.labels import get_scheme
 from ..trees.transforms import default_head_rules
 from ..trees.tree import ROOT_LABEL, Tree
-from .base import BaseEstimator, check_is_fitted, check_number
+from .base import BaseEstimator, Number, check_is_fitted, validate_params
 
 
 class FunctionLabeller(BaseEstimator):
@@ -43,6 +43,12 @@ class FunctionLabeller(BaseEstimator):
     coefficients), ``classes_`` (its function-tag combinations, () for none) and
     ``model_`` (the scikit-learn LogisticRegression).
     """
+
+    _parameter_constraints = {
+        "C": [Number("a number > 0", low=1e-12)],
+        "max_iter": [Number("an int >= 1", low=1, integer=True)],
+        "min_count": [Number("an int >= 1", low=1, integer=True)],
+    }
 
     scheme: str
     language: str
@@ -70,9 +76,7 @@ class FunctionLabeller(BaseEstimator):
         from sklearn.linear_model import LogisticRegression
         from threadpoolctl import threadpool_limits
 
-        check_number(self, "C", "a number > 0", low=1e-12)
-        check_number(self, "max_iter", "an int >= 1", low=1, integer=True)
-        check_number(self, "min_count", "an int >= 1", low=1, integer=True)
+        validate_params(self)
         scheme = get_scheme(self.scheme)
         rules = default_head_rules(self.scheme, self.language)
         phrases = _PhraseTable()

@@ -43,11 +43,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..defaults import CEILINGS, INHERIT, LATENT, LEXICON
+from ..grammar.lexicon import LexiconSpec
 from ..interrupts import kernel_calls
 from ..progress import progress
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
-from .base import check_bool, check_number, check_random_state
+from .base import Bool, Number, TreebankEstimator, check_random_state, int_range
 from .em import (
     KINDS,
     CycleState,
@@ -62,7 +63,6 @@ from .em import (
     normalise_rules,
     read_em_treebank,
 )
-from .mle import TreebankEstimator
 from .split_merge import XBAR
 
 
@@ -303,7 +303,7 @@ class InheritEstimator(TreebankEstimator):
     lexical_smoothing (float): the same for emissions. Defaults to 0.3.
     random_state (int | np.random.Generator | None): seeds the perturbation.
     transform (TransformSpec | dict | None): tree transforms. Defaults to ``XBAR``.
-    The other parameters are the Lexicon's (see MLEEstimator).
+    lexicon (LexiconSpec | dict | None), language (str): as for MLEEstimator.
 
     Fitted attributes: ``grammar_`` (LPCFG, the expanded grammar), ``coarse_grammar_``,
     ``lexicon_``, ``model_`` (ParsingModel), ``inherit_grammar_`` (InheritGrammar),
@@ -336,28 +336,19 @@ class InheritEstimator(TreebankEstimator):
         lexical_smoothing: float = INHERIT.lexical_smoothing,
         random_state: int | np.random.Generator | None = LATENT.random_state,
         transform: TransformSpec | Mapping | None = XBAR,
-        rare_threshold: int = LEXICON.rare_threshold,
-        signature: str = LEXICON.signature,
+        lexicon: LexiconSpec | Mapping | None = LexiconSpec(),
         language: str = LEXICON.language,
-        suffix_length: int = LEXICON.suffix_length,
-        open_class_threshold: int = LEXICON.open_class_threshold,
-        smooth_threshold: int = LEXICON.smooth_threshold,
-        word_smoothing: float = LEXICON.word_smoothing,
-        signature_smoothing: float = LEXICON.signature_smoothing,
     ):
         self._store_params(locals())
 
-    def _check_params(self) -> None:
-        self._make_lexicon()  # checks the lexicon parameters
-        states = CEILINGS.n_states
-        check_number(
-            self, "n_states", f"an int from 1 to {states}", low=1, high=states + 1, integer=True
-        )
-        check_bool(self, "clone_all")
-        check_number(self, "em_iterations", "an int >= 0", low=0, integer=True)
-        check_number(self, "noise", "0 <= noise < 1", low=0.0, high=1.0)
-        for name in ("smoothing", "lexical_smoothing"):
-            check_number(self, name, "0 <= s < 1", low=0.0, high=1.0)
+    _parameter_constraints = {
+        "n_states": [int_range(1, CEILINGS.n_states)],
+        "clone_all": [Bool()],
+        "em_iterations": [Number("an int >= 0", low=0, integer=True)],
+        "noise": [Number("0 <= noise < 1", low=0.0, high=1.0)],
+        "smoothing": [Number("0 <= s < 1", low=0.0, high=1.0)],
+        "lexical_smoothing": [Number("0 <= s < 1", low=0.0, high=1.0)],
+    }
 
     def fit(
         self, trees: Iterable[Tree], dev_trees: Iterable[Tree] | None = None

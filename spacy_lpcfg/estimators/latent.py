@@ -26,9 +26,16 @@ from ..grammar.model import COARSE_GRAMMAR, Spectrum
 from ..trees.nodes import TreebankNodes, flatten, node_rules
 from ..trees.transforms import TransformSpec, transform_treebank
 from ..trees.tree import Tree
-from .base import BaseEstimator, check_number, check_random_state, check_states
+from .base import (
+    BaseEstimator,
+    Number,
+    States,
+    TreebankEstimator,
+    as_transform_spec,
+    check_random_state,
+)
 from .features import INSIDE_TEMPLATES, OUTSIDE_TEMPLATES, node_features
-from .mle import RuleCounts, TreebankEstimator, as_transform_spec, count_rules
+from .mle import RuleCounts, count_rules
 from .projections import Projections, fit_projections, requested_states, state_caps
 
 
@@ -127,15 +134,13 @@ class ProjectingEstimator(BaseEstimator):
     SVDs, the expensive part), then estimate from the projections with
     ``fit_projected``, which other fits can call on the same ProjectedTreebank.
 
-    Subclasses have a ``random_state`` parameter and define ``_check_params``,
+    Subclasses have a ``random_state`` parameter, declare their constraints, and define
     ``_project(trees, random_state)`` and ``fit_projected(projected, *, random_state)``.
     """
 
     random_state: int | np.random.Generator | None
 
     if TYPE_CHECKING:  # the subclasses' methods, declared for the type checker only
-
-        def _check_params(self) -> None: ...
 
         def _project(
             self, trees: Iterable[Tree], random_state: np.random.Generator
@@ -180,7 +185,7 @@ class LatentEstimator(TreebankEstimator, ProjectingEstimator):
     singular_value_threshold (float): and no more states than singular values above
         this fraction of its largest.
     random_state (int | np.random.Generator | None): seeds the SVDs (and k-means).
-    The lexicon parameters are MLEEstimator's.
+    lexicon (LexiconSpec | dict | None), language (str): as for MLEEstimator.
 
     Fitted attributes (besides each subclass's own): ``grammar_`` (LPCFG),
     ``coarse_grammar_`` (the one-state LPCFG the parser prunes with,
@@ -198,14 +203,13 @@ class LatentEstimator(TreebankEstimator, ProjectingEstimator):
     singular_value_threshold: float
     random_state: int | np.random.Generator | None
 
-    def _check_params(self) -> None:
-        """Raise ValueError for a bad shared parameter (before any long computation)."""
-        self._make_lexicon()  # checks the lexicon parameters
-        check_states(self.n_states)
-        check_number(self, "kappa", "a number >= 0", low=0.0)
-        check_number(self, "word_threshold", "an int >= 1", low=1, integer=True)
-        check_number(self, "min_count_per_state", "a number > 0", low=1e-12)
-        check_number(self, "singular_value_threshold", "0 <= t < 1", low=0.0, high=1.0)
+    _parameter_constraints = {
+        "n_states": [States()],
+        "kappa": [Number("a number >= 0", low=0.0)],
+        "word_threshold": [Number("an int >= 1", low=1, integer=True)],
+        "min_count_per_state": [Number("a number > 0", low=1e-12)],
+        "singular_value_threshold": [Number("0 <= t < 1", low=0.0, high=1.0)],
+    }
 
     def _project(
         self,

@@ -22,12 +22,11 @@ import numpy as np
 from ..defaults import LEXICON
 from ..errors import Errors
 from ..grammar import LPCFG, SymbolTable
-from ..grammar.lexicon import Lexicon, TokenKey
-from ..grammar.model import ParsingModel, Spectrum
+from ..grammar.lexicon import Lexicon, LexiconSpec, TokenKey
 from ..progress import progress
 from ..trees.transforms import BIN_MARK, TransformPipeline, TransformSpec
 from ..trees.tree import ROOT_LABEL, Tree
-from .base import BaseEstimator
+from .base import TreebankEstimator, as_transform_spec
 
 
 @dataclass(frozen=True)
@@ -160,84 +159,17 @@ class _Tally:
         )
 
 
-def as_transform_spec(transform: TransformSpec | Mapping | None) -> TransformSpec:
-    """A TransformSpec from an estimator's ``transform`` parameter (spec, dict or None)."""
-    if transform is None:
-        return TransformSpec()
-    if isinstance(transform, TransformSpec):
-        return transform
-    if isinstance(transform, Mapping):
-        return TransformSpec.from_dict(transform)
-    expected = "a TransformSpec, a dict of its settings, or None"
-    raise ValueError(Errors.E012.format(value=transform, name="transform", expected=expected))
-
-
-class TreebankEstimator(BaseEstimator):
-    """Base of the estimators that count a transformed treebank: what they share.
-
-    Subclasses take ``transform`` and the Lexicon's parameters (see MLEEstimator)
-    in ``__init__`` and set ``name``.
-    """
-
-    name = ""
-
-    signature: str
-    language: str
-    suffix_length: int
-    rare_threshold: int
-    open_class_threshold: int
-    smooth_threshold: int
-    word_smoothing: float
-    signature_smoothing: float
-
-    def _make_lexicon(self) -> Lexicon:
-        """An unfitted Lexicon with the estimator's settings (it checks them)."""
-        return Lexicon(
-            signature=self.signature,
-            language=self.language,
-            suffix_length=self.suffix_length,
-            rare_threshold=self.rare_threshold,
-            open_class_threshold=self.open_class_threshold,
-            smooth_threshold=self.smooth_threshold,
-            word_smoothing=self.word_smoothing,
-            signature_smoothing=self.signature_smoothing,
-        )
-
-    def _make_model(
-        self,
-        grammar: LPCFG,
-        lexicon: Lexicon,
-        spec: TransformSpec,
-        counts: RuleCounts,
-        *,
-        extra_grammars: tuple[LPCFG, ...] = (),
-        spectrum: Spectrum | None = None,
-        **training: Any,
-    ) -> ParsingModel:
-        """The ParsingModel of a fit: the estimator's name and parameters, and the
-        tree and word counts (plus ``training``) as training facts."""
-        return ParsingModel(
-            grammar,
-            lexicon,
-            spec,
-            estimator=self.name,
-            params=json_params(self),
-            training={"trees": counts.n_trees, "words": counts.n_words, **training},
-            extra_grammars=extra_grammars,
-            spectrum=spectrum,
-        )
-
-
 class MLEEstimator(TreebankEstimator):
     """Treebank PCFG by relative frequencies: one state per symbol.
 
     The baseline, and the coarse grammar for pruning.
 
     transform (TransformSpec | dict | None): tree transforms. Defaults to TransformSpec().
-    The other parameters are the Lexicon's (see ``grammar.lexicon.Lexicon``):
-    rare_threshold (int), signature (str), language (str), suffix_length (int),
-    open_class_threshold (int), smooth_threshold (int), word_smoothing (float),
-    signature_smoothing (float).
+    lexicon (LexiconSpec | dict | None): the Lexicon's settings (rare_threshold,
+        signature, suffix_length, open_class_threshold, smooth_threshold,
+        word_smoothing, signature_smoothing; see ``grammar.lexicon.Lexicon``), also
+        taken by their own names (``TreebankEstimator``). Defaults to LexiconSpec().
+    language (str): the training data's language (unknown-word signatures).
 
     Fitted attributes: ``grammar_`` (LPCFG), ``lexicon_`` (Lexicon),
     ``model_`` (ParsingModel).
@@ -251,14 +183,8 @@ class MLEEstimator(TreebankEstimator):
         self,
         *,
         transform: TransformSpec | Mapping | None = TransformSpec(),
-        rare_threshold: int = LEXICON.rare_threshold,
-        signature: str = LEXICON.signature,
+        lexicon: LexiconSpec | Mapping | None = LexiconSpec(),
         language: str = LEXICON.language,
-        suffix_length: int = LEXICON.suffix_length,
-        open_class_threshold: int = LEXICON.open_class_threshold,
-        smooth_threshold: int = LEXICON.smooth_threshold,
-        word_smoothing: float = LEXICON.word_smoothing,
-        signature_smoothing: float = LEXICON.signature_smoothing,
     ):
         self._store_params(locals())
 
@@ -299,14 +225,6 @@ def one_state_grammar(
         words=lexicon.entries,
         **lexicon.lexical_arrays(counts.symbols),
     )
-
-
-def json_params(estimator: BaseEstimator) -> dict[str, Any]:
-    """The estimator's parameters as JSON data (objects with ``to_dict`` converted)."""
-    return {
-        name: value.to_dict() if hasattr(value, "to_dict") else value
-        for name, value in estimator.get_params(deep=False).items()
-    }
 
 
 def _symbol_table(

@@ -32,10 +32,9 @@ from ..errors import Errors
 from ..grammar.model import ENSEMBLE, ParsingModel
 from ..progress import progress
 from ..trees.tree import Tree
-from .base import check_choice, check_number, clone
+from .base import Choice, check_number, clone, int_range, json_params
 from .clustering import ClusteringEstimator
 from .latent import ProjectedTreebank, ProjectingEstimator
-from .mle import json_params
 from .projections import Projections, SymbolFactors
 
 NOISES = ("dropout", "gaussian", "multiplicative")
@@ -62,6 +61,10 @@ class NoisyEnsemble(ProjectingEstimator):
     """
 
     name = "noisy_clustering"
+    _parameter_constraints = {
+        "noise": [Choice(NOISES)],
+        "n_models": [int_range(1, CEILINGS.n_models)],
+    }
 
     estimator: ClusteringEstimator | None
     n_models: int
@@ -135,11 +138,8 @@ class NoisyEnsemble(ProjectingEstimator):
             raise ValueError(
                 Errors.E012.format(value=self.estimator, name="estimator", expected=expected)
             )
-        check_choice(self, "noise", NOISES)
-        models = CEILINGS.n_models
-        check_number(
-            self, "n_models", f"an int from 1 to {models}", low=1, high=models + 1, integer=True
-        )
+        super()._check_params()
+        # its bound depends on the noise
         upper = 1.0 if self.noise == "dropout" else np.inf
         check_number(self, "noise_scale", f"0 <= scale < {upper}", low=0.0, high=upper)
 

@@ -26,7 +26,7 @@ from ..defaults import CEILINGS, LATENT, SPLIT_MERGE
 from ..grammar.model import combine_models
 from ..progress import progress, quiet
 from ..trees.tree import Tree
-from .base import BaseEstimator, check_number, check_random_state, clone
+from .base import BaseEstimator, check_random_state, clone, int_range
 from .split_merge import DevScorer, SplitMergeEstimator
 
 SEED_FOLDER = "seed{}"  # a member's checkpoints, under the product's checkpoint_dir
@@ -52,6 +52,10 @@ class SeedProduct(BaseEstimator):
     """
 
     name = "split_merge_product"
+    _parameter_constraints = {
+        "n_models": [int_range(1, CEILINGS.n_models)],
+        "n_jobs": [int_range(1, CEILINGS.n_jobs)],
+    }
     estimator: SplitMergeEstimator | None
     n_models: int
     n_jobs: int
@@ -70,11 +74,7 @@ class SeedProduct(BaseEstimator):
         self._store_params(locals())
 
     def _check_params(self) -> None:
-        models, jobs = CEILINGS.n_models, CEILINGS.n_jobs
-        check_number(
-            self, "n_models", f"an int from 1 to {models}", low=1, high=models + 1, integer=True
-        )
-        check_number(self, "n_jobs", f"an int from 1 to {jobs}", low=1, high=jobs + 1, integer=True)
+        super()._check_params()
         self._member(0)._check_params()
 
     def seeds(self) -> list[int]:

@@ -34,10 +34,10 @@ import numpy as np
 
 from ..defaults import LATENT, LEXICON, SPECTRAL
 from ..grammar import LPCFG
-from ..grammar.lexicon import Lexicon
+from ..grammar.lexicon import Lexicon, LexiconSpec
 from ..progress import progress
 from ..trees.transforms import TransformSpec
-from .base import check_number
+from .base import Number
 from .latent import LatentEstimator, ProjectedTreebank
 from .mle import one_state_grammar
 from .projections import Projections
@@ -53,6 +53,7 @@ class SpectralEstimator(LatentEstimator):
     """
 
     name = "spectral"
+    _parameter_constraints = {"lexical_smoothing": [Number("a number >= 0", low=0.0)]}
 
     lexical_smoothing: float
 
@@ -67,14 +68,8 @@ class SpectralEstimator(LatentEstimator):
         singular_value_threshold: float = LATENT.singular_value_threshold,
         lexical_smoothing: float = SPECTRAL.lexical_smoothing,
         random_state: int | np.random.Generator | None = LATENT.random_state,
-        rare_threshold: int = LEXICON.rare_threshold,
-        signature: str = LEXICON.signature,
+        lexicon: LexiconSpec | Mapping | None = LexiconSpec(),
         language: str = LEXICON.language,
-        suffix_length: int = LEXICON.suffix_length,
-        open_class_threshold: int = LEXICON.open_class_threshold,
-        smooth_threshold: int = LEXICON.smooth_threshold,
-        word_smoothing: float = LEXICON.word_smoothing,
-        signature_smoothing: float = LEXICON.signature_smoothing,
     ):
         self._store_params(locals())
 
@@ -112,10 +107,6 @@ class SpectralEstimator(LatentEstimator):
         )
         self._set_fitted(projected, n_states, grammar, coarse, lexicon)
         return self
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_number(self, "lexical_smoothing", "a number >= 0", low=0.0)
 
 
 def _binary_weights(

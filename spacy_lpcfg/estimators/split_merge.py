@@ -44,12 +44,20 @@ import numpy as np
 from ..defaults import CEILINGS, LATENT, LEXICON, SPLIT_MERGE
 from ..errors import Errors
 from ..grammar import LPCFG
-from ..grammar.lexicon import Lexicon
+from ..grammar.lexicon import Lexicon, LexiconSpec
 from ..grammar.model import ParsingModel
 from ..progress import progress
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
-from .base import check_bool, check_choice, check_number, check_random_state
+from .base import (
+    Bool,
+    Choice,
+    Number,
+    TreebankEstimator,
+    check_random_state,
+    int_range,
+    json_params,
+)
 from .em import (
     RUN_PLACES,
     Checkpoint,
@@ -75,7 +83,6 @@ from .em import (
     symbol_states,
     tree_fingerprint,
 )
-from .mle import TreebankEstimator, json_params
 
 # Petrov et al. (2006) start from the X-bar grammar (no parent or sibling context) and let
 # the latent states learn the context. On ptb_sample (4 cycles, 20 + 10 EM iterations,
@@ -126,7 +133,7 @@ class SplitMergeEstimator(TreebankEstimator):
     random_state (int | np.random.Generator | None): seeds the split noise.
     transform (TransformSpec | dict | None): tree transforms. Defaults to ``XBAR``
         (h_markov=0, v_markov=1, function tags stripped), as Petrov et al.
-    The other parameters are the Lexicon's (see MLEEstimator).
+    lexicon (LexiconSpec | dict | None), language (str): as for MLEEstimator.
 
     Fitted attributes: ``grammar_`` (LPCFG), ``coarse_grammar_`` (its projection
     with the expected state frequencies, ``extra_grammars[0]`` of ``model_``),
@@ -179,31 +186,27 @@ class SplitMergeEstimator(TreebankEstimator):
         checkpoint_dir: str | Path | None = None,
         random_state: int | np.random.Generator | None = LATENT.random_state,
         transform: TransformSpec | Mapping | None = XBAR,
-        rare_threshold: int = LEXICON.rare_threshold,
-        signature: str = LEXICON.signature,
+        lexicon: LexiconSpec | Mapping | None = LexiconSpec(),
         language: str = LEXICON.language,
-        suffix_length: int = LEXICON.suffix_length,
-        open_class_threshold: int = LEXICON.open_class_threshold,
-        smooth_threshold: int = LEXICON.smooth_threshold,
-        word_smoothing: float = LEXICON.word_smoothing,
-        signature_smoothing: float = LEXICON.signature_smoothing,
     ):
         self._store_params(locals())
 
+    _parameter_constraints = {
+        "n_cycles": [int_range(0, CEILINGS.n_cycles)],
+        "em_iterations": [int_range(0, CEILINGS.em_iterations)],
+        "merge_em_iterations": [int_range(0, CEILINGS.em_iterations)],
+        "n_jobs": [int_range(1, CEILINGS.n_jobs)],
+        "dev_sample": [Number("an int >= 1", low=1, integer=True)],
+        "merge_fraction": [Number("0 <= f <= 1", low=0.0, high=float(np.nextafter(1.0, 2.0)))],
+        "split_noise": [Number("0 <= noise < 1", low=0.0, high=1.0)],
+        "split": [Choice(SPLITS)],
+        "smoothing": [Number("0 <= s < 1", low=0.0, high=1.0)],
+        "lexical_smoothing": [Number("0 <= s < 1", low=0.0, high=1.0)],
+        "select_cycle_on_dev": [Bool()],
+    }
+
     def _check_params(self) -> None:
-        self._make_lexicon()  # checks the lexicon parameters
-        cycles, iterations, jobs = CEILINGS.n_cycles, CEILINGS.em_iterations, CEILINGS.n_jobs
-        check_number(
-            self, "n_cycles", f"an int from 0 to {cycles}", low=0, high=cycles + 1, integer=True
-        )
-        for name in ("em_iterations", "merge_em_iterations"):
-            expected = f"an int from 0 to {iterations}"
-            check_number(self, name, expected, low=0, high=iterations + 1, integer=True)
-        check_number(self, "n_jobs", f"an int from 1 to {jobs}", low=1, high=jobs + 1, integer=True)
-        check_number(self, "dev_sample", "an int >= 1", low=1, integer=True)
-        check_number(self, "merge_fraction", "0 <= f <= 1", low=0.0, high=np.nextafter(1.0, 2.0))
-        check_number(self, "split_noise", "0 <= noise < 1", low=0.0, high=1.0)
-        check_choice(self, "split", SPLITS)
+        super()._check_params()
         if self.split == "some" and self.merge_fraction > 0:
             # merging after a partial split would pair states of symbols not split
             # this cycle (and leave odd state counts the next selection misreads)
@@ -214,9 +217,6 @@ class SplitMergeEstimator(TreebankEstimator):
                     expected="0 with split='some' (clone some merges nothing back)",
                 )
             )
-        for name in ("smoothing", "lexical_smoothing"):
-            check_number(self, name, "0 <= s < 1", low=0.0, high=1.0)
-        check_bool(self, "select_cycle_on_dev")
 
     def fit(
         self,

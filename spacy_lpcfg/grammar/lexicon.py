@@ -38,9 +38,11 @@ of its signature chain seen in training, which at worst is ``UNK``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -68,6 +70,73 @@ LEXICON_FORMAT = "spacy-lpcfg lexicon"
 LEXICON_VERSION = 2
 VERSION_1_SCHEMES = ("berkeley", "generic")
 USE_TAGS = ("auto", "constrain", "ignore")
+
+
+@dataclass(frozen=True)
+class LexiconSpec:
+    """The Lexicon's settings but its language: one ``lexicon`` parameter of every
+    estimator that counts a treebank, as ``TransformSpec`` is its ``transform`` (a
+    nested block in a spaCy config). The language is the training data's, set with the
+    transforms. Values are checked when the Lexicon is made (``lexicon``); the
+    Lexicon's docstring says what each does.
+    """
+
+    signature: str = LEXICON.signature
+    suffix_length: int = LEXICON.suffix_length
+    rare_threshold: int = LEXICON.rare_threshold
+    open_class_threshold: int = LEXICON.open_class_threshold
+    smooth_threshold: int = LEXICON.smooth_threshold
+    word_smoothing: float = LEXICON.word_smoothing
+    signature_smoothing: float = LEXICON.signature_smoothing
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LexiconSpec:
+        """RAISES ValueError: a key that is not a setting."""
+        unknown = sorted(set(data) - set(LEXICON_SETTINGS))
+        if unknown:
+            expected = "settings among " + ", ".join(LEXICON_SETTINGS)
+            raise ValueError(
+                Errors.E012.format(value=", ".join(unknown), name="lexicon", expected=expected)
+            )
+        return cls(**data)
+
+    def lexicon(self, language: str = LEXICON.language) -> Lexicon:
+        """An unfitted Lexicon with these settings (it checks them)."""
+        return Lexicon(language=language, **self.to_dict())
+
+
+LEXICON_SETTINGS = tuple(field.name for field in dataclasses.fields(LexiconSpec))
+
+
+def as_lexicon_spec(lexicon: LexiconSpec | Mapping | None) -> LexiconSpec:
+    """A LexiconSpec from an estimator's ``lexicon`` parameter (spec, dict or None).
+    RAISES ValueError: anything else, or a dict with other keys."""
+    if lexicon is None:
+        return LexiconSpec()
+    if isinstance(lexicon, LexiconSpec):
+        return lexicon
+    if isinstance(lexicon, Mapping):
+        return LexiconSpec.from_dict(lexicon)
+    expected = "a LexiconSpec, a dict of its settings, or None"
+    raise ValueError(Errors.E012.format(value=lexicon, name="lexicon", expected=expected))
+
+
+def with_lexicon_settings(
+    lexicon: LexiconSpec | Mapping | None, settings: Mapping[str, Any]
+) -> Any:
+    """``lexicon`` with ``settings`` (flat keyword arguments, of an older signature)
+    laid over it, in the same form (a spec stays a spec, a dict a dict). Nothing is
+    checked here: an estimator checks its parameters when it fits."""
+    if isinstance(lexicon, LexiconSpec):
+        return dataclasses.replace(lexicon, **settings)
+    if isinstance(lexicon, Mapping):
+        return {**lexicon, **settings}
+    if lexicon is None:
+        return LexiconSpec(**settings)
+    return lexicon  # invalid: ``as_lexicon_spec`` says so at fit
 
 
 class Lexicon:

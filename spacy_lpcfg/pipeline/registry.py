@@ -25,10 +25,26 @@ empty block is the estimator's defaults. The recommended recipe
 (``spacy_lpcfg.recipes``) is named rather than written out:
 ``spacy_lpcfg.recommended_estimator.v1`` and ``spacy_lpcfg.recommended_transforms.v1``.
 
-The type hints are checked when the config is resolved. Adding an
-estimator is one more function here and its entry point in setup.cfg
-(``spacy_misc``); the component does not change. The estimator modules are
-imported when a function runs, not when spaCy loads the entry points.
+Every registered estimator (``spacy_lpcfg.estimators.registry``), one written
+outside the package too, is also built by name with ``spacy_lpcfg.estimator.v1``,
+its parameters in a ``params`` block and the lexicon's settings in a ``lexicon``
+block::
+
+    [components.lpcfg_parser.estimator]
+    @misc = "spacy_lpcfg.estimator.v1"
+    name = "clustering"
+
+    [components.lpcfg_parser.estimator.params]
+    n_states = 8
+
+    [components.lpcfg_parser.estimator.lexicon]
+    rare_threshold = 2
+
+The named functions below take the lexicon's settings flat, as the configs
+written before ``lexicon`` held them (and the configs of pipelines made from a
+model directory, ``pipeline.described``). The type hints are
+checked when the config is resolved. The estimator modules are imported when a
+function runs, not when spaCy loads the entry points.
 """
 
 from dataclasses import replace
@@ -57,6 +73,30 @@ if TYPE_CHECKING:
     from ..estimators.noise import NoisyEnsemble
     from ..estimators.seed_product import SeedProduct
     from ..estimators.split_merge import SplitMergeEstimator
+
+
+@registry.misc("spacy_lpcfg.estimator.v1")
+def make_estimator(
+    name: str,
+    params: dict[str, Any] | None = None,
+    lexicon: dict[str, Any] | None = None,
+) -> "BaseEstimator":
+    """The estimator registered as ``name`` (``spacy_lpcfg.estimators.registry``).
+
+    name (str): "mle", "spectral", "clustering", "split_merge", "clone_some",
+        "inherit", "combined", or a name registered from outside the package.
+    params (dict | None): its parameters (None: its defaults).
+    lexicon (dict | None): the lexicon's settings (``LexiconSpec``), for an estimator
+        that takes ``lexicon``.
+    RETURNS (BaseEstimator): the unfitted estimator.
+    RAISES ValueError: no estimator of that name.
+    """
+    from ..estimators.registry import estimator_entry
+
+    given = dict(params or {})
+    if lexicon is not None:
+        given["lexicon"] = dict(lexicon)
+    return estimator_entry(name).build(**given)
 
 
 @registry.misc("spacy_lpcfg.MLEEstimator.v1")

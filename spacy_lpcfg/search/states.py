@@ -19,10 +19,15 @@ from typing import Any
 
 from ..defaults import CEILINGS, SEARCH
 from ..errors import Errors
-from ..estimators.base import BaseEstimator, check_number, check_random_state, clone
+from ..estimators.base import (
+    BaseEstimator,
+    as_transform_spec,
+    check_number,
+    check_random_state,
+    clone,
+)
 from ..estimators.clustering import ClusteringEstimator
 from ..estimators.latent import ProjectedTreebank
-from ..estimators.mle import as_transform_spec
 from ..trees.tree import Tree
 from .beam import Assignment, beam_search
 from .candidates import StateCandidates

@@ -17,7 +17,7 @@ import numpy as np
 from ...grammar import LPCFG
 from ...grammar.lexicon import Lexicon
 from ...grammar.model import COARSE_GRAMMAR, ParsingModel
-from ..mle import TreebankEstimator, json_params
+from ..base import TreebankEstimator, json_params
 from .checkpoints import CycleState
 from .grammar import EMGrammar, block_offsets, block_shape
 from .treebank import EMTreebank, symbol_states

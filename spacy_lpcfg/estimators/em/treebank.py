@@ -19,7 +19,8 @@ from ...grammar.lexicon import Lexicon
 from ...trees.nodes import TreebankNodes, flatten, node_rules
 from ...trees.transforms import TransformSpec, transform_treebank
 from ...trees.tree import Tree
-from ..mle import RuleCounts, as_transform_spec, count_rules
+from ..base import as_transform_spec
+from ..mle import RuleCounts, count_rules
 
 # The kinds of rules, each with its own weight blocks (and its own arrays in the
 # shards and checkpoints).
