@@ -94,7 +94,7 @@ def run(command: list[str], env: dict[str, str], stdin: str | None = None) -> di
         errors.seek(0)
         error_text = errors.read()
     after = os.times()
-    if returncode:
+    if returncode or not first_line:  # no parse printed: say why
         sys.exit(f"failed ({returncode}): {' '.join(command)}\n{error_text[-2000:]}")
     cpu = (after.children_user - before.children_user) + (
         after.children_system - before.children_system

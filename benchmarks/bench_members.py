@@ -1,8 +1,8 @@
-"""Ensembles and products pruned by their first member: the BENCHMARKS.md section "members".
+"""Ensembles and products pruned by their first grammar: the BENCHMARKS.md section "members".
 
-Parses ptb_sample dev and test with each model given, for each member threshold
+Parses ptb_sample dev and test with each model given, for each ensemble threshold
 (``Parser(ensemble_threshold=...)``, ``decode.charts.ensemble_charts``; 0: every
-member parses the pruning passes' items), in one process, and then runs the
+grammar parses the pruning passes' items), in one process, and then runs the
 Berkeley parser's ``race.sh`` on test with every model at the default threshold,
 so that speed is compared with Berkeley as a ratio from one run. Speed: the
 median of ``--repeat`` parses of the split after a warm-up.
@@ -59,18 +59,18 @@ def main() -> None:
             rows.append(row)
             print(" | ".join(row), flush=True)
     lines = [
-        "## Ensembles and products: members pruned by the first",
+        "## Ensembles and products: grammars pruned by the first",
         "",
         "`python benchmarks/bench_members.py "
         + " ".join(str(p) for p in args.models)
         + "`: one process; each member after the first parses only the items whose "
-        "posterior under the first is above the member threshold (0: every member parses "
+        "posterior under the first is above the ensemble threshold (0: every grammar parses "
         "what the pruning passes kept); EVALB COLLINS F1 on categories; sentences/s over "
         "the whole split (lexicon, pruning, charts, decoding, function labeller). Default "
         f"threshold: {defaults.ENSEMBLE_PRUNE_THRESHOLD:g} (the largest of these whose dev F1 "
         "is within 0.1 of 0's for both models).",
         "",
-        "| model | member threshold | dev F1 | dev sent/s | test F1 | test sent/s |",
+        "| model | ensemble threshold | dev F1 | dev sent/s | test F1 | test sent/s |",
         "|---|---:|---:|---:|---:|---:|",
         *("| " + " | ".join(row) + " |" for row in rows),
     ]
@@ -81,7 +81,7 @@ def main() -> None:
         print(race.stdout, race.stderr, flush=True)
         lines += [
             "",
-            "`race.sh` (test split, one run, default member threshold):",
+            "`race.sh` (test split, one run, default ensemble threshold):",
             "",
             "```",
             race.stdout.strip(),

@@ -92,7 +92,7 @@ def report(args, models, scores, races) -> str:
         f"--runs {args.runs}`: the first K seeds of `bench_split_merge.py` (what `train "
         "--estimator split_merge --n-models K` trains: seeds 0 .. K - 1; `--recipe "
         "split_merge_product` is K = 3) joined into one ensemble (product_mbr, members "
-        "pruned by the first at the default member threshold); EVALB F1 on categories; "
+        "pruned by the first at the default ensemble threshold); EVALB F1 on categories; "
         f"speed: the median (min-max) of the ratios to the Berkeley parser's SM4 grammar "
         f"over {args.runs} `race.sh` runs on the test split, every product in each run.",
         "",

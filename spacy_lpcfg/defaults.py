@@ -36,8 +36,8 @@ states")."""
 ENSEMBLE_PRUNE_THRESHOLD = 1e-4
 """An ensemble's grammars after the first parse the items whose posterior under the
 first is above this (``decode.charts.ensemble_charts``). ptb_sample dev, 8 clustering
-members: the F1 of parsing every member over the pruning passes' items, much faster
-(BENCHMARKS.md "Ensembles and products: members pruned by the first")."""
+grammars: the F1 of parsing every grammar over the pruning passes' items, much faster
+(BENCHMARKS.md "Ensembles and products: grammars pruned by the first")."""
 
 MAX_LENGTH = 150
 """Sentences longer than this (in tokens) get a flat tree instead of a parse."""
@@ -177,7 +177,7 @@ class SplitMergeDefaults:
     3 is the best on ptb_sample dev of the products that parse at least twice as fast as
     the Berkeley parser: 2 seeds score lower, 4 and 8 parse slower than that (BENCHMARKS.md
     "Products of split-merge seeds against the Berkeley parser (ptb_sample)", "Ensembles
-    and products: members pruned by the first")."""
+    and products: grammars pruned by the first")."""
     binarization: str = "right"
     h_markov: int | None = 0
     v_markov: int = 1

@@ -101,7 +101,6 @@ def train(
     else:
         model = fit_model(fitter, trees, scheme)
     if tagger is not None:
-        assert (model.label_scheme, model.language) == (spec.scheme, language)
         model = model.with_function_labeller(tagger, function_labels)
     seconds = time.perf_counter() - start
     model = model.with_treebank(treebank_name(corpus))  # combine compares it

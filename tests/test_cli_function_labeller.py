@@ -106,3 +106,5 @@ def test_train_fits_the_labeller_before_the_grammar_and_attaches_the_same_one(
     assert model.labeller is not None and after.labeller is not None
     assert model.labeller.coef.tobytes() == after.labeller.coef.tobytes()
     assert model.labeller.features == after.labeller.features
+    assert model.labeller.classes == after.labeller.classes
+    assert model.labeller.intercept.tobytes() == after.labeller.intercept.tobytes()

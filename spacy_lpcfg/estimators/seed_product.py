@@ -8,7 +8,7 @@ first parsing only what it leaves (``decode.charts.ensemble_charts``), decoded b
 ``product_mbr``. On ptb_sample, 3 seeds are more accurate than the Berkeley parser at
 more than twice its speed, 8 seeds a little more accurate still but slower
 (BENCHMARKS.md "Products of split-merge seeds against the Berkeley parser
-(ptb_sample)", "Ensembles and products: members pruned by the first").
+(ptb_sample)", "Ensembles and products: grammars pruned by the first").
 
 Each seed trains in its own joblib process (``n_jobs`` at a time): one fit is
 single-threaded, and a process keeps each seed's memory apart.

@@ -238,7 +238,9 @@ def estimate_emissions(
         if is_open and len(order):
             table = np.concatenate([table, _per_state(class_rows[:, columns], counts)])
             entries = np.concatenate([entries, class_entries])
-        keep = np.flatnonzero(table.any(axis=1))  # pairs of zero weights are no rules
+        # pairs whose weights are all zero are no rules; a sum of magnitudes, not any():
+        # a NaN weight (0/0 of an empty class) drops its pair, as it always has
+        keep = np.flatnonzero(np.abs(table).sum(axis=1) > 0)
         pair_tags.append(np.full(len(keep), tag, dtype=np.int64))
         pair_entries.append(entries[keep])
         blocks.append(table[keep].ravel())
