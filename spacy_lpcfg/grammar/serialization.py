@@ -367,7 +367,7 @@ def read_npz(
             if absent:
                 raise fail(f"{name} lacks {', '.join(f'{key}.npy' for key in absent)}")
             return {
-                key: _read_npy(archive, infos[key], specs[key], name, fail)
+                key: _read_npy(archive, infos[key], specs[key], name, fail, data)
                 for key in specs
                 if key in infos
             }
@@ -428,10 +428,24 @@ def _read_npy(
     spec: tuple[str, tuple[int | None, ...]],
     name: str,
     fail: Fail,
+    data: bytes,
 ) -> np.ndarray:
-    """One member's array, its header checked against `spec` and the member's size."""
+    """One member's array, its header checked against `spec` and the member's size.
+
+    data (bytes): the whole archive. A stored (uncompressed) member, as ``np.savez``
+        writes them, is read from it in place and copied once, its CRC checked;
+        going through ``zipfile``'s stream copies every byte three times more, which
+        a parser's first sentence waits for.
+    """
     where = f"{name}: {info.filename}"
-    with archive.open(info) as stream, warnings.catch_warnings():
+    plain = info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1  # not encrypted
+    stored = _stored_member(info, data, where, fail) if plain else None
+    with (
+        (
+            io.BytesIO(stored[:_NPY_HEADER_BYTES]) if stored is not None else archive.open(info)
+        ) as stream,
+        warnings.catch_warnings(),
+    ):
         # A header numpy cannot parse is retried as a Python 2 one, with a UserWarning
         # that would only mislead about a corrupt file.
         warnings.simplefilter("ignore", UserWarning)
@@ -451,24 +465,56 @@ def _read_npy(
             shown = ", ".join("n" if size is None else str(size) for size in expected_shape)
             raise fail(f"{where} has shape {excerpt(list(shape))}, expected [{shown}]")
         n_bytes = math.prod(shape) * dtype.itemsize
-        if stream.tell() + n_bytes != info.file_size:
+        header = stream.tell()
+        if header + n_bytes != info.file_size:
             raise fail(
-                f"{where} holds {info.file_size - stream.tell()} bytes of data, "
-                f"its header says {n_bytes}"
+                f"{where} holds {info.file_size - header} bytes of data, its header says {n_bytes}"
             )
         # C order in memory; a Fortran-order array is its transpose's C-order data.
-        array = np.empty(shape[::-1] if fortran else shape, dtype=dtype)
-        # stubs: a zipfile stream has readinto, an ndarray is a buffer
-        if (
-            n_bytes
-            and stream.readinto(  # type: ignore[attr-defined]
-                memoryview(array.reshape(-1)).cast("B")  # type: ignore[arg-type]
-            )
-            != n_bytes
-        ):
-            raise fail(f"{where} is truncated")
-        stream.read(1)  # reach the end of the member, which checks its CRC
+        layout = shape[::-1] if fortran else shape
+        if stored is not None:
+            values = np.frombuffer(stored, dtype=dtype, count=math.prod(shape), offset=header)
+            array = values.reshape(layout).copy()  # its own, aligned, writable
+        else:
+            array = np.empty(layout, dtype=dtype)
+            # stubs: a zipfile stream has readinto, an ndarray is a buffer
+            if (
+                n_bytes
+                and stream.readinto(  # type: ignore[attr-defined]
+                    memoryview(array.reshape(-1)).cast("B")  # type: ignore[arg-type]
+                )
+                != n_bytes
+            ):
+                raise fail(f"{where} is truncated")
+            stream.read(1)  # reach the end of the member, which checks its CRC
     return array.T if fortran else array
+
+
+# What numpy's header readers read at most: magic, length and a header of up to their
+# max_header_size (10,000 bytes).
+_NPY_HEADER_BYTES = 12 + 10_000
+
+
+def _stored_member(info: zipfile.ZipInfo, data: bytes, where: str, fail: Fail) -> memoryview:
+    """The bytes of a stored member of the archive `data`, found through its local
+    header as ``zipfile`` finds them, with the checks it makes and its CRC."""
+    start = info.header_offset
+    local = data[start : start + 30]
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+        raise fail(f"{where}: the archive is corrupt (no local header where the index says)")
+    name_length = int.from_bytes(local[26:28], "little")
+    extra_length = int.from_bytes(local[28:30], "little")
+    encoding = "utf-8" if info.flag_bits & 0x800 else "cp437"  # as zipfile decodes names
+    if data[start + 30 : start + 30 + name_length] != info.orig_filename.encode(encoding):
+        raise fail(f"{where}: the archive is corrupt (its index and a header disagree)")
+    begin = start + 30 + name_length + extra_length
+    end = begin + info.compress_size
+    if info.compress_size != info.file_size or end > len(data):
+        raise fail(f"{where} is truncated")
+    member = memoryview(data)[begin:end]
+    if zlib.crc32(member) != info.CRC:
+        raise fail(f"{where} is corrupt (its CRC does not match)")
+    return member
 
 
 # Directories -------------------------------------------------------------------

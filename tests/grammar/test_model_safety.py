@@ -246,3 +246,50 @@ def test_json_nesting_is_refused_just_past_the_limit(extra):
             read_json(data, "cfg.json", fail)
     else:
         assert read_json(data, "cfg.json", fail) == value
+
+
+def _npz(arrays, compressed=False):
+    import io
+
+    import numpy as np
+
+    buffer = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(buffer, **arrays)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_npz_members_read_as_numpy_reads_them(compressed):
+    import numpy as np
+
+    from spacy_lpcfg.grammar.serialization import read_npz
+
+    arrays = {
+        "weights": np.linspace(-1, 1, 1001),
+        "rules": np.arange(30, dtype=np.int32).reshape(10, 3),
+        "fortran": np.asfortranarray(np.arange(12.0).reshape(3, 4)),
+        "empty": np.zeros(0, dtype=np.int64),
+    }
+    specs = {
+        "weights": ("float64", (None,)),
+        "rules": ("int32", (None, 3)),
+        "fortran": ("float64", (3, 4)),
+        "empty": ("int64", (None,)),
+    }
+    read = read_npz(_npz(arrays, compressed), "grammar.npz", specs, GrammarError)
+    for key, array in arrays.items():
+        assert read[key].dtype == array.dtype and read[key].flags.writeable
+        assert read[key].flags.aligned and np.array_equal(read[key], array), key
+
+
+@pytest.mark.parametrize("where", ["data", "header"])
+def test_a_stored_npz_member_with_a_flipped_byte_is_refused_by_name(where):
+    import numpy as np
+
+    from spacy_lpcfg.grammar.serialization import read_npz
+
+    data = bytearray(_npz({"weights": np.linspace(0, 1, 500)}))
+    start = data.index(b"\x93NUMPY")  # the member's .npy bytes
+    data[start + (200 if where == "data" else 20)] ^= 0x10
+    with pytest.raises(GrammarError, match="grammar.npz: weights.npy"):
+        read_npz(bytes(data), "grammar.npz", {"weights": ("float64", (None,))}, GrammarError)
