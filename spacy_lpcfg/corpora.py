@@ -292,7 +292,7 @@ def open_treebank(
         info = CORPORA[str(name_or_path)]
         if encoding is not None:
             used = FORMAT_ENCODINGS[info.format]
-            raise ValueError(Errors.E024.format(name=info.name, encoding=used))
+            raise ValueError(Errors.E023.format(name=info.name, encoding=used))
         trees = load_split(
             info.name, split, data_dir=data_dir, keep_functions=keep_functions, options=options
         )
@@ -301,7 +301,7 @@ def open_treebank(
     if not path.exists():
         known = ", ".join(CORPORA)
         if _looks_like_path(str(name_or_path)):
-            raise ValueError(Errors.E021.format(name=name_or_path, known=known))
+            raise ValueError(Errors.E020.format(name=name_or_path, known=known))
         raise ValueError(Errors.E006.format(name=name_or_path, known=known))
     options = options or NormalizeOptions(keep_functions=keep_functions)
     reader = TreebankReader(
@@ -309,7 +309,7 @@ def open_treebank(
     )
     trees = list(reader)
     if not trees:
-        raise ValueError(Errors.E022.format(path=path, reason=_NO_TREES))
+        raise ValueError(Errors.E021.format(path=path, reason=_NO_TREES))
     return trees, reader.scheme
 
 

@@ -122,13 +122,13 @@ class RenderStyle:
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(
-                Errors.E700.format(names=", ".join(unknown), known=", ".join(sorted(known)))
+                Errors.E030.format(names=", ".join(unknown), known=", ".join(sorted(known)))
             )
         return replace(cls(), **options) if options else cls()
 
 
 def _bad_option(name: str, value, expected: str) -> NoReturn:
-    raise ValueError(Errors.E701.format(name=name, value=_excerpt(repr(value)), expected=expected))
+    raise ValueError(Errors.E031.format(name=name, value=_excerpt(repr(value)), expected=expected))
 
 
 def _excerpt(text: str, limit: int = 60) -> str:
@@ -260,7 +260,7 @@ def _flatten(tree: Tree) -> _Nodes:
         if node.word is not None:
             leaf_node.append(index)
         elif not node.children:
-            raise ValueError(Errors.E702.format(label=_excerpt(node.label)))
+            raise ValueError(Errors.E032.format(label=_excerpt(node.label)))
         stack.extend((child, index) for child in reversed(node.children))
     n = len(labels)
     first, last = [0] * n, [0] * n
@@ -596,7 +596,7 @@ def as_trees(obj: Tree | str | Iterable[Tree]) -> list[Tree]:
 
         trees = [raw_to_tree(raw, line=line) for raw, line in iter_raw_trees(obj)]
         if not trees:
-            raise ValueError(Errors.E704.format(what=f"the string {_excerpt(repr(obj))}"))
+            raise ValueError(Errors.E034.format(what=f"the string {_excerpt(repr(obj))}"))
         return trees
     if isinstance(obj, Iterable) and not isinstance(obj, (bytes, dict)):
         trees = list(obj)
@@ -604,9 +604,9 @@ def as_trees(obj: Tree | str | Iterable[Tree]) -> list[Tree]:
         if bad is None and trees:
             return trees
         if not trees:
-            raise ValueError(Errors.E704.format(what="an empty sequence"))
-        raise TypeError(Errors.E703.format(kind=type(bad).__name__))
-    raise TypeError(Errors.E703.format(kind=type(obj).__name__))
+            raise ValueError(Errors.E034.format(what="an empty sequence"))
+        raise TypeError(Errors.E033.format(kind=type(bad).__name__))
+    raise TypeError(Errors.E033.format(kind=type(obj).__name__))
 
 
 def render_trees(

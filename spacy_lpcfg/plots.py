@@ -181,7 +181,7 @@ def read_training_history(path: str | Path) -> dict[str, Any]:
 
     path (str | Path): the model directory or checkpoint folder.
     RETURNS (dict): the history, checked by ``check_history``.
-    RAISES ValueError: no history there (E190), a malformed one (E191, E192), or an
+    RAISES ValueError: no history there (E501), a malformed one (E502, E503), or an
         unreadable model (GrammarError).
     """
     from .estimators.em.checkpoints import INDEX
@@ -200,7 +200,7 @@ def read_training_history(path: str | Path) -> dict[str, Any]:
                 if model.estimator not in ("split_merge", "inherit")
                 else f"its {CFG} records none (trained by an older version?)"
             )
-            raise ValueError(Errors.E190.format(path=path, detail=detail))
+            raise ValueError(Errors.E501.format(path=path, detail=detail))
     else:
         detail = "no such directory" if not path.exists() else "not a directory"
         if path.is_dir():
@@ -208,7 +208,7 @@ def read_training_history(path: str | Path) -> dict[str, Any]:
             seeds = sorted(p.name for p in path.glob(SEED_FOLDER.format("*")) if p.is_dir())
             if seeds:  # a product's run: one folder per seed
                 detail = f"it holds the checkpoints of a product's seeds: give one of {seeds}"
-        raise ValueError(Errors.E190.format(path=path, detail=detail))
+        raise ValueError(Errors.E501.format(path=path, detail=detail))
     return check_history(history, path)
 
 
@@ -221,10 +221,10 @@ def _checkpoint_history(index: Path) -> Any:
     try:
         record = json.loads(index.read_bytes().decode("utf8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(Errors.E191.format(source=index, detail=str(err))) from None
+        raise ValueError(Errors.E502.format(source=index, detail=str(err))) from None
     if not isinstance(record, dict) or record.get("format") != CHECKPOINT_FORMAT:
         detail = "not the index of a split-merge checkpoint"
-        raise ValueError(Errors.E191.format(source=index, detail=detail))
+        raise ValueError(Errors.E502.format(source=index, detail=detail))
     return record.get("history")
 
 
@@ -234,11 +234,11 @@ def check_history(history: Any, source: str | Path = "as given") -> dict[str, An
     history (Any): ``SplitMergeEstimator.history_`` or its JSON.
     source (str | Path): where it comes from, for messages.
     RETURNS (dict): the same history.
-    RAISES ValueError: a malformed history (E191), or one without a cycle (E192).
+    RAISES ValueError: a malformed history (E502), or one without a cycle (E503).
     """
 
     def fail(detail: str) -> ValueError:
-        return ValueError(Errors.E191.format(source=source, detail=detail))
+        return ValueError(Errors.E502.format(source=source, detail=detail))
 
     def number(value: Any) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -258,7 +258,7 @@ def check_history(history: Any, source: str | Path = "as given") -> dict[str, An
     ):
         raise fail("'n_states' must list an object {symbol: states} per cycle")
     if not n_states:
-        raise ValueError(Errors.E192.format(source=source))
+        raise ValueError(Errors.E503.format(source=source))
     if not isinstance(dev_f1, list) or len(dev_f1) not in (0, len(n_states)):
         raise fail(f"'dev_f1' must list a score for each of the {len(n_states)} cycles, or none")
     if not all(number(score) for score in dev_f1):

@@ -86,12 +86,12 @@ class Recipe:
             or self.n_models < 1
         ):
             raise ValueError(
-                Errors.E012.format(value=self.n_models, name="n_models", expected="an int >= 1")
+                Errors.E011.format(value=self.n_models, name="n_models", expected="an int >= 1")
             )
         if self.n_models > 1 and entry.ensemble is None:
             expected = "1, unless the estimator is " + " or ".join(estimator_names(ensemble=True))
             raise ValueError(
-                Errors.E012.format(value=self.n_models, name="n_models", expected=expected)
+                Errors.E011.format(value=self.n_models, name="n_models", expected=expected)
             )
 
     def transforms(self) -> dict[str, Any]:
@@ -219,5 +219,5 @@ def get_recipe(name: str) -> Recipe:
     """The recipe called ``name``. RAISES ValueError: no such recipe."""
     if name not in RECIPES:
         expected = "one of " + ", ".join(RECIPES)
-        raise ValueError(Errors.E012.format(value=name, name="recipe", expected=expected))
+        raise ValueError(Errors.E011.format(value=name, name="recipe", expected=expected))
     return RECIPES[name]

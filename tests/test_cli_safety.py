@@ -327,7 +327,7 @@ def test_unknown_tags_in_processes_warn_once(work, tmp_path):
     text.write_text("The/DT cat/XYZ sat/VBD ./.\n" * 70, encoding="utf-8")
     result = _invoke("parse", work / "mle", text, "--tagged", "--n-process", "2")
     assert result.exit_code == 0, result.output
-    assert result.stderr.count("W010") == 1 and "UserWarning" not in result.stderr
+    assert result.stderr.count("W301") == 1 and "UserWarning" not in result.stderr
 
 
 def test_resume_with_an_undecodable_trace_names_it(work, tmp_path):
@@ -338,7 +338,7 @@ def test_resume_with_an_undecodable_trace_names_it(work, tmp_path):
         "optimize", work / "corpus.mrg", out, "--dev", work / "corpus.mrg", "--resume",
         "--max-time", "5", "-q",
     )  # fmt: skip
-    assert "E801" in _one_error(result)
+    assert "E601" in _one_error(result)
 
 
 NLP_LOOP = """
@@ -405,7 +405,7 @@ def test_parse_kbest_writes_k_scored_trees_then_an_empty_line(work, tmp_path):
         assert len(scores) == 3 and scores == sorted(scores, reverse=True)
     assert _invoke("parse", work / "ptb", text, "--kbest", "0").exit_code == 2
     unsupported = _invoke("parse", work / "ptb", text, "--kbest", "2", "--decoder", "mbr")
-    assert unsupported.exit_code == 2 and "E330" in unsupported.stderr
+    assert unsupported.exit_code == 2 and "E311" in unsupported.stderr
 
 
 def test_once_an_interruption_is_reported_further_signals_are_ignored():

@@ -109,7 +109,7 @@ def test_train_refuses_a_directory_that_is_not_a_model_before_reading(tmp_path, 
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "todo.txt").write_text("keep me")
-    _fails_cleanly(_invoke("train", "ptb_sample", folder), "E209", str(folder))
+    _fails_cleanly(_invoke("train", "ptb_sample", folder), "E126", str(folder))
     assert (folder / "todo.txt").read_text() == "keep me"
 
 

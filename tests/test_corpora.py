@@ -58,7 +58,7 @@ def test_corpora_errors(tmp_path):
         load_split("ptb_sample", "validation", data_dir=tmp_path)
     with pytest.raises(DataNotFoundError, match="E005"):
         iter_corpus("ptb_sample", data_dir=tmp_path)  # raised on the call, not on next()
-    with pytest.raises(ValueError, match="E021.*nothing.mrg' is not a corpus name"):
+    with pytest.raises(ValueError, match="E020.*nothing.mrg' is not a corpus name"):
         open_treebank(str(tmp_path / "nothing.mrg"))
     with pytest.raises(ValueError, match="E006"):
         open_treebank("wsj")

@@ -191,25 +191,25 @@ def test_no_history_errors_name_the_path(tmp_path):
     MLEEstimator(open_class_threshold=1).fit(TREES).model_.to_disk(mle)
     with pytest.raises(ValueError, match=r"\[LPCFG-E190\] .*mle has no .*'mle' estimator"):
         read_training_history(mle)
-    with pytest.raises(ValueError, match=r"E190.*neither a model's cfg.json nor"):
+    with pytest.raises(ValueError, match=r"E501.*neither a model's cfg.json nor"):
         read_training_history(tmp_path)
-    with pytest.raises(ValueError, match=r"E190.*nowhere has no.*no such directory"):
+    with pytest.raises(ValueError, match=r"E501.*nowhere has no.*no such directory"):
         read_training_history(tmp_path / "nowhere")
     product_run = tmp_path / "product_run"
     for seed in ("seed0", "seed1"):
         (product_run / seed).mkdir(parents=True)
     with pytest.raises(
-        ValueError, match=r"E190.*a product's seeds: give one of \['seed0', 'seed1'\]"
+        ValueError, match=r"E501.*a product's seeds: give one of \['seed0', 'seed1'\]"
     ):
         read_training_history(product_run)
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "checkpoint.json").write_text("{not json")
-    with pytest.raises(ValueError, match=r"E191.*checkpoint.json"):
+    with pytest.raises(ValueError, match=r"E502.*checkpoint.json"):
         read_training_history(broken)
     zero = tmp_path / "zero"
     SplitMergeEstimator(n_cycles=0).fit(TREES).model_.to_disk(zero)
-    with pytest.raises(ValueError, match=r"E192.*zero\) has no complete cycle"):
+    with pytest.raises(ValueError, match=r"E503.*zero\) has no complete cycle"):
         read_training_history(zero)
 
 
@@ -235,14 +235,14 @@ def _history(**changes):
 )
 def test_malformed_histories(changes, message):
     assert check_history(_history()) == _history()
-    with pytest.raises(ValueError, match=r"E191.*\(as given\).*" + message):
+    with pytest.raises(ValueError, match=r"E502.*\(as given\).*" + message):
         check_history(_history(**changes))
 
 
 def test_a_history_needs_its_keys_and_a_cycle():
-    with pytest.raises(ValueError, match=r"E191.*no dev_f1"):
+    with pytest.raises(ValueError, match=r"E502.*no dev_f1"):
         check_history({"log_likelihoods": [], "n_states": []})
-    with pytest.raises(ValueError, match=r"E192.*\(x\) has no complete cycle"):
+    with pytest.raises(ValueError, match=r"E503.*\(x\) has no complete cycle"):
         check_history(_history(n_states=[], log_likelihoods=[]), "x")
 
 

@@ -132,12 +132,12 @@ def test_recipes_transforms_follow_the_treebank():
     ],
 )
 def test_recipes_reject_bad_settings(settings, name):
-    with pytest.raises(ValueError, match=rf"E012.*'{name}'"):
+    with pytest.raises(ValueError, match=rf"E011.*'{name}'"):
         Recipe(**settings)
 
 
 def test_recipes_unknown_name():
-    with pytest.raises(ValueError, match=r"E012.*'recipe': one of default, four_way"):
+    with pytest.raises(ValueError, match=r"E011.*'recipe': one of default, four_way"):
         get_recipe("best")
 
 

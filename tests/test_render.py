@@ -280,19 +280,19 @@ def test_render_options_and_their_errors():
     assert large.layouts[0].width > 1.8 * small.layouts[0].width
     transparent = render_trees(TREE, background=None, line_color="#ff0000")
     assert "<rect" not in transparent and 'stroke="#ff0000"' in transparent
-    with pytest.raises(ValueError, match=r"E700.*fontsize"):
+    with pytest.raises(ValueError, match=r"E030.*fontsize"):
         render_trees(TREE, fontsize=12)
-    with pytest.raises(ValueError, match=r"E701.*font_size"):
+    with pytest.raises(ValueError, match=r"E031.*font_size"):
         render_trees(TREE, font_size=-1)
-    with pytest.raises(ValueError, match=r"E701.*bold_categories"):
+    with pytest.raises(ValueError, match=r"E031.*bold_categories"):
         render_trees(TREE, bold_categories="yes")
-    with pytest.raises(ValueError, match="E702"):
+    with pytest.raises(ValueError, match="E032"):
         render_trees(Tree("TOP", (Tree("NP"),)))
-    with pytest.raises(TypeError, match="E703"):
+    with pytest.raises(TypeError, match="E033"):
         spacy_lpcfg.render(42)
-    with pytest.raises(TypeError, match="E703"):
+    with pytest.raises(TypeError, match="E033"):
         spacy_lpcfg.render([Tree.from_string(TREE), "not a tree"])
-    with pytest.raises(ValueError, match="E704"):
+    with pytest.raises(ValueError, match="E034"):
         spacy_lpcfg.render("   ")
     with pytest.raises(ValueError, match="E001"):
         spacy_lpcfg.render("(S (NP a)")
@@ -396,7 +396,7 @@ def test_render_unparsed_doc_and_unknown_spans_key(nlp):
     with pytest.raises(spacy_lpcfg.NotParsedError):
         spacy_lpcfg.render(bare)
     doc = nlp("The cat sat.")
-    with pytest.raises(ValueError, match=r"E705.*nope"):
+    with pytest.raises(ValueError, match=r"E719.*nope"):
         spacy_lpcfg.render(doc, spans_key="nope")
 
 

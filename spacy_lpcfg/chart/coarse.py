@@ -124,7 +124,7 @@ def coarse_posteriors(grammar: LPCFG, lexical: LexicalScores) -> CoarsePosterior
     RETURNS (CoarsePosteriors): dense posteriors the caller thresholds into a mask.
     """
     if grammar.max_states != 1:
-        raise ValueError(Errors.E119)
+        raise ValueError(Errors.E202)
     positions, tags, offsets, values = lexical_arrays(grammar, lexical)
     n = lexical.n_words
     rules = _rule_classes(grammar)

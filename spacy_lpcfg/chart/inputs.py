@@ -49,7 +49,7 @@ def column_members(columns: np.ndarray, n_columns: int) -> tuple[np.ndarray, np.
     RAISES ValueError: a column is not in [0, n_columns)."""
     if len(columns) and not 0 <= columns.min() <= columns.max() < n_columns:
         detail = f"columns must map the symbols to {n_columns} mask columns"
-        raise ValueError(Errors.E118.format(detail=detail))
+        raise ValueError(Errors.E201.format(detail=detail))
     members = np.argsort(columns, kind="stable").astype(np.int32)
     offsets = np.zeros(n_columns + 1, dtype=np.int64)
     np.cumsum(np.bincount(columns, minlength=n_columns), out=offsets[1:])
@@ -272,11 +272,11 @@ def mask_arrays(mask: Mask, n_words: int, n_symbols: int) -> tuple:
         n_columns = array.shape[-1] if array.ndim == 3 else 0
         if columns.shape != (n_symbols,):
             detail = f"columns must map {n_symbols} symbols to the mask's columns"
-            raise ValueError(Errors.E118.format(detail=detail))
+            raise ValueError(Errors.E201.format(detail=detail))
         members = mask.members
         if members is not None and len(members[0]) - 1 > n_columns:
             detail = f"the columns index has more than the mask's {n_columns} columns"
-            raise ValueError(Errors.E118.format(detail=detail))
+            raise ValueError(Errors.E201.format(detail=detail))
     else:
         array = np.asarray(mask)
         n_columns = n_symbols
@@ -285,7 +285,7 @@ def mask_arrays(mask: Mask, n_words: int, n_symbols: int) -> tuple:
     expected = (n_words + 1, n_words + 1, n_columns)
     if array.shape != expected or array.dtype != np.bool_:
         raise ValueError(
-            Errors.E118.format(
+            Errors.E201.format(
                 detail=f"got {array.dtype} array of shape {array.shape}, expected bool {expected}"
             )
         )

@@ -84,7 +84,7 @@ class PruningCascade:
     ):
         if not level_names:
             raise ValueError(
-                Errors.E402.format(name="level_names", value=[], expected="at least one level")
+                Errors.E205.format(name="level_names", value=[], expected="at least one level")
             )
         self.grammar = grammar
         self.one_state = bool((grammar.n_states == 1).all())
@@ -119,11 +119,11 @@ class PruningCascade:
         self._identity = (identity, column_members(identity, grammar.n_symbols))
         if not isinstance(state_groups, int) or state_groups < 0:
             raise ValueError(
-                Errors.E402.format(name="state_groups", value=state_groups, expected="an int >= 0")
+                Errors.E205.format(name="state_groups", value=state_groups, expected="an int >= 0")
             )
         if not isinstance(state_threshold, (int, float)) or not 0 <= state_threshold < 1:
             raise ValueError(
-                Errors.E402.format(
+                Errors.E205.format(
                     name="state_threshold", value=state_threshold, expected="0 <= t < 1"
                 )
             )
@@ -141,7 +141,7 @@ class PruningCascade:
         )
         if len(thresholds) != n_passes or not all(0.0 <= t < 1.0 for t in thresholds):
             raise ValueError(
-                Errors.E402.format(
+                Errors.E205.format(
                     name="threshold",
                     value=threshold,
                     expected=f"one value or {n_passes} (one per pass), each 0 <= t < 1",
@@ -234,7 +234,7 @@ def _parent_map(coarser: np.ndarray, finer: np.ndarray, n_finer: int) -> np.ndar
     parents[finer] = coarser
     if not (parents[finer] == coarser).all():
         raise ValueError(
-            Errors.E402.format(
+            Errors.E205.format(
                 name="level_names", value="...", expected="each level must refine the one before"
             )
         )

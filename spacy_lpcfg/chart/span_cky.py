@@ -63,7 +63,7 @@ def span_cky(
         or scores.shape[2] < 1
         or scores.dtype.kind != "f"
     ):
-        raise ValueError(Errors.E120.format(shape=f"{scores.dtype} {scores.shape}"))
+        raise ValueError(Errors.E203.format(shape=f"{scores.dtype} {scores.shape}"))
     n = scores.shape[0] - 1
     labels = scores.argmax(axis=2).astype(np.int32)
     span_scores = scores.max(axis=2).astype(np.float64)
@@ -87,7 +87,7 @@ def _crossing(forced: np.ndarray, n: int) -> np.ndarray:
     for a, b in spans:
         for c, d in spans:
             if a < c < b < d:
-                raise ValueError(Errors.E121.format(first=(a, b), second=(c, d)))
+                raise ValueError(Errors.E204.format(first=(a, b), second=(c, d)))
     return crossing
 
 

@@ -77,7 +77,7 @@ def merge_states(grammar: LPCFG, max_states: int) -> StateMerge:
     RETURNS (StateMerge): the merged grammar and the state map.
     """
     if not isinstance(max_states, (int, np.integer)) or max_states < 1:
-        raise ValueError(Errors.E401.format(detail=f"max_states >= 1, not {max_states!r}"))
+        raise ValueError(Errors.E133.format(detail=f"max_states >= 1, not {max_states!r}"))
     fine = grammar.n_states.astype(np.int64)
     merged = np.minimum(fine, max_states)
     symbol_of_state = np.repeat(np.arange(grammar.n_symbols), fine)

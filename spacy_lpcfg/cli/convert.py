@@ -44,7 +44,7 @@ def convert(
         scheme = CORPORA[corpus].scheme
         if encoding is not None:
             used = FORMAT_ENCODINGS[CORPORA[corpus].format]
-            fail(Errors.E024.format(name=corpus, encoding=used))
+            fail(Errors.E023.format(name=corpus, encoding=used))
         names = [split] if split else list(SPLITS)
     else:
         if corpus.endswith(".spacy"):

@@ -81,7 +81,7 @@ def bracketer_parse(model_dir: Path):
 
 
 def noting_tags(parser, sentences):
-    """The sentences, their tags noted by ``parser`` for the end-of-run W010 warning."""
+    """The sentences, their tags noted by ``parser`` for the end-of-run W301 warning."""
     for sentence in sentences:
         if sentence is not None and sentence[1] is not None:
             parser.note_unknown_tags(*sentence)
@@ -90,7 +90,7 @@ def noting_tags(parser, sentences):
 
 @contextmanager
 def unknown_tags_at_end(parser):
-    """Hold back the parser's first unknown-tag warning (W010) during the block and
+    """Hold back the parser's first unknown-tag warning (W301) during the block and
     report every such token once at its end."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W010]"))
@@ -99,7 +99,7 @@ def unknown_tags_at_end(parser):
 
 
 def _report_unknown_tags(parser) -> None:
-    """Print the parser's unknown-tag warning (W010) for a whole run, if there is one."""
+    """Print the parser's unknown-tag warning (W301) for a whole run, if there is one."""
     message = parser.unknown_tags_warning()
     if message:
         typer.echo(f"warning: {message}", err=True)

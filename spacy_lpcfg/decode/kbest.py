@@ -86,7 +86,7 @@ def kbest_parse(
         the chart has no parse.
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise ValueError(Errors.E012.format(name="k", value=k, expected="an int >= 1"))
+        raise ValueError(Errors.E011.format(name="k", value=k, expected="an int >= 1"))
     if posteriors is None:
         chart = inside_outside(grammar, lexical, mask, rule_posteriors=True)
     else:
@@ -122,7 +122,7 @@ def kbest_results(
     """The chart's trees, best first, each once, generated lazily: what kbest_parse
     takes the first k of. ``chart`` needs its anchored rule posteriors.
 
-    RAISES ValueError: an unknown objective (E303), a signed grammar (E330), a chart
+    RAISES ValueError: an unknown objective (E303), a signed grammar (E311), a chart
         of another sentence (E304) or without rule posteriors (E307), at the call.
     """
     if objective not in KBEST_DECODERS:
@@ -130,7 +130,7 @@ def kbest_results(
             Errors.E303.format(name="objective", value=objective, known=", ".join(KBEST_DECODERS))
         )
     if grammar.signed:
-        raise ValueError(Errors.E330.format(found="the grammar has negative weights"))
+        raise ValueError(Errors.E311.format(found="the grammar has negative weights"))
     if chart.n_words != lexical.n_words:
         raise ValueError(Errors.E304.format(found=chart.n_words, expected=lexical.n_words))
     if not chart.has_parse:

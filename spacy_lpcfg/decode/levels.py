@@ -69,7 +69,7 @@ def level_label(
     for name, value, choices in checks:
         if value not in choices:
             expected = "one of " + ", ".join(map(repr, choices))
-            raise ValueError(Errors.E012.format(name=name, value=value, expected=expected))
+            raise ValueError(Errors.E011.format(name=name, value=value, expected=expected))
     label_scheme = get_scheme(scheme)
     if preterminal:
         if tags == "category":

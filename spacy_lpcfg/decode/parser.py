@@ -161,7 +161,7 @@ class Parser:
         ``defaults.STATE_PRUNE_THRESHOLD``.
     use_tags (str): "auto", "constrain" or "ignore" given tags (``Lexicon.lexical_scores``).
         A given tag that the grammar does not have leaves its token untagged; the
-        first sentence with one warns (W010, once per parser), and ``unknown_tags``
+        first sentence with one warns (W301, once per parser), and ``unknown_tags``
         counts every such token by tag (``unknown_tags_warning()`` sums them up).
     max_length (int): longer sentences get a flat tree. Defaults to ``defaults.MAX_LENGTH``.
     scores (bool): give parses their ``log_likelihood`` and ``span_posteriors``
@@ -202,7 +202,7 @@ class Parser:
     ):
         if not isinstance(ensemble_threshold, (int, float)) or not 0 <= ensemble_threshold < 1:
             raise ValueError(
-                Errors.E012.format(
+                Errors.E011.format(
                     name="ensemble_threshold", value=ensemble_threshold, expected="0 <= t < 1"
                 )
             )
@@ -210,7 +210,7 @@ class Parser:
         if not isinstance(max_length, int) or not 1 <= max_length <= top:
             expected = f"an int from 1 to {top} (longer sentences get a flat tree)"
             raise ValueError(
-                Errors.E012.format(name="max_length", value=max_length, expected=expected)
+                Errors.E011.format(name="max_length", value=max_length, expected=expected)
             )
         self.model = model
         resolved = default_decoder(model) if decoder == AUTO else decoder
@@ -270,7 +270,7 @@ class Parser:
             tree's probability given the words (among the trees pruning kept).
         k (int): from 1 to ``defaults.CEILINGS.kbest``.
         RAISES ValueError: k out of range, or a parser k-best parsing does not support
-            (E330: models with members, ensemble decoders, mbr, signed grammars).
+            (E311: models with members, ensemble decoders, mbr, signed grammars).
         """
         self.check_kbest(k)
         start = time.perf_counter()
@@ -283,17 +283,17 @@ class Parser:
         """Check that this parser makes k-best lists of k trees (what ``kbest`` checks
         first; a command line can check before reading any input).
 
-        RAISES ValueError: k is not an int from 1 to ``defaults.CEILINGS.kbest`` (E012),
-            or the parser is one k-best parsing does not support (E330).
+        RAISES ValueError: k is not an int from 1 to ``defaults.CEILINGS.kbest`` (E011),
+            or the parser is one k-best parsing does not support (E311).
         """
         top = defaults.CEILINGS.kbest
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= top:
             raise ValueError(
-                Errors.E012.format(name="k", value=k, expected=f"an int from 1 to {top}")
+                Errors.E011.format(name="k", value=k, expected=f"an int from 1 to {top}")
             )
         unsupported = self._kbest_unsupported()
         if unsupported:
-            raise ValueError(Errors.E330.format(found=unsupported))
+            raise ValueError(Errors.E311.format(found=unsupported))
 
     def kbest_all(
         self,
@@ -331,7 +331,7 @@ class Parser:
         if not all(words):
             position = next(i for i, word in enumerate(words) if not word)
             raise ValueError(
-                Errors.E012.format(
+                Errors.E011.format(
                     name=f"words[{position}]", value="", expected="words are non-empty strings"
                 )
             )
@@ -340,7 +340,7 @@ class Parser:
         return words
 
     def unknown_tags_warning(self, scope: str = "") -> str | None:
-        """The W010 message for every token with an unknown tag so far (None: none).
+        """The W301 message for every token with an unknown tag so far (None: none).
 
         scope (str): appended to the message (what the count covers).
         """
@@ -358,7 +358,7 @@ class Parser:
             examples.append(f"{excerpt(tag, 20)} on {excerpt(word, 20)} ({detail})")
         if len(self.unknown_tags) > UNKNOWN_TAG_EXAMPLES:
             examples.append(f"and {len(self.unknown_tags) - UNKNOWN_TAG_EXAMPLES} other tag(s)")
-        return Warnings.W010.format(
+        return Warnings.W301.format(
             count=sum(self.unknown_tags.values()),
             examples=", ".join(examples),
             n_known=len({tag.partition(PARENT_SEP)[0] for tag in self.known_tags}),
@@ -411,7 +411,7 @@ class Parser:
         raise NotImplementedError
 
     def _kbest_unsupported(self) -> str | None:
-        """Why this parser makes no k-best lists (E330's ``found``); None: it does."""
+        """Why this parser makes no k-best lists (E311's ``found``); None: it does."""
         raise NotImplementedError
 
 

@@ -101,7 +101,7 @@ class Decoder:
         module docstring)."""
         if self.kind == "members":
             expected = "a grammar or ensemble decoder (members decode span marginals)"
-            raise ValueError(Errors.E012.format(name="decoder", value=self.name, expected=expected))
+            raise ValueError(Errors.E011.format(name="decoder", value=self.name, expected=expected))
         options: dict[str, Any] = {}
         if span_scores is not None:
             if not self.span_scores:
@@ -136,14 +136,14 @@ def register_decoder(
     or alias that a decoder for the same models answers to already."""
     if kind not in KINDS:
         expected = "one of " + ", ".join(KINDS)
-        raise ValueError(Errors.E012.format(name="kind", value=kind, expected=expected))
+        raise ValueError(Errors.E011.format(name="kind", value=kind, expected=expected))
     group = model_kinds(kind == "members")
     for other in DECODERS.values():
         taken = {name, *aliases} & {other.name, *other.aliases}
         if other.name != name and other.kind in group and taken:
             expected = f"a name no other decoder answers to ({other.name} does)"
             raise ValueError(
-                Errors.E012.format(name="decoder", value=taken.pop(), expected=expected)
+                Errors.E011.format(name="decoder", value=taken.pop(), expected=expected)
             )
     decoder = Decoder(
         name, function, kind, signed, posteriors, rule_posteriors, span_scores, tuple(aliases)
@@ -166,7 +166,7 @@ def model_kinds(members: bool) -> tuple[str, ...]:
 def decoder_for(name: str, *, members: bool) -> Decoder:
     """The decoder ``name`` (or alias) for a model with or without members.
 
-    RAISES ValueError: no decoder of that name for such a model (E012, naming the
+    RAISES ValueError: no decoder of that name for such a model (E011, naming the
         choices, "auto" first).
     """
     kinds = model_kinds(members)
@@ -175,7 +175,7 @@ def decoder_for(name: str, *, members: bool) -> Decoder:
         found = next((d for d in DECODERS.values() if d.kind in kinds and name in d.aliases), None)
     if found is None:
         expected = "one of " + ", ".join((AUTO, *decoder_names(*kinds)))
-        raise ValueError(Errors.E012.format(name="decoder", value=name, expected=expected))
+        raise ValueError(Errors.E011.format(name="decoder", value=name, expected=expected))
     return found
 
 

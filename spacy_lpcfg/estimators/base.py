@@ -8,7 +8,7 @@ attributes ending in ``_``. ``check_is_fitted`` looks for those.
 
 Each class declares what its parameters may be once, in ``_parameter_constraints``
 (after scikit-learn), and ``validate_params`` checks them all before a fit, with one
-message (E012) naming the parameter and what it expects. ``TreebankEstimator`` is
+message (E011) naming the parameter and what it expects. ``TreebankEstimator`` is
 the base of the estimators that count a treebank: a ``transform`` and a ``lexicon``
 (``LexiconSpec``) parameter, and the model a fit makes.
 """
@@ -106,7 +106,7 @@ class BaseEstimator:
         for key, value in params.items():
             if key not in valid:
                 raise ValueError(
-                    Errors.E212.format(
+                    Errors.E402.format(
                         name=key, estimator=type(self).__name__, valid=", ".join(sorted(valid))
                     )
                 )
@@ -165,7 +165,7 @@ def clone(estimator: Any) -> Any:
     stored = new.get_params(deep=False)
     for name, value in params.items():
         if stored[name] is not value:
-            raise RuntimeError(Errors.E213.format(estimator=type(estimator).__name__, name=name))
+            raise RuntimeError(Errors.E403.format(estimator=type(estimator).__name__, name=name))
     return new
 
 
@@ -180,7 +180,7 @@ def check_is_fitted(estimator: BaseEstimator, attributes: list[str] | None = Non
     else:
         fitted = any(name.endswith("_") and not name.startswith("__") for name in vars(estimator))
     if not fitted:
-        raise NotFittedError(Errors.E211.format(name=type(estimator).__name__))
+        raise NotFittedError(Errors.E401.format(name=type(estimator).__name__))
 
 
 def check_random_state(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -195,7 +195,7 @@ def check_random_state(seed: int | np.random.Generator | None) -> np.random.Gene
         return seed
     if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)):
         return np.random.default_rng(seed)
-    raise ValueError(Errors.E214.format(value=seed))
+    raise ValueError(Errors.E404.format(value=seed))
 
 
 # Parameter constraints ----------------------------------------------------------------
@@ -299,7 +299,7 @@ def parameter_constraints(cls: type) -> dict[str, list[Constraint]]:
 def validate_params(estimator: BaseEstimator) -> None:
     """Check every parameter the estimator's class constrains, in the order declared.
 
-    RAISES ValueError: E012, naming the first parameter that meets none of its
+    RAISES ValueError: E011, naming the first parameter that meets none of its
         constraints and what it expects (for ``States``, the invalid value inside).
     """
     for name, constraints in parameter_constraints(type(estimator)).items():
@@ -307,7 +307,7 @@ def validate_params(estimator: BaseEstimator) -> None:
 
 
 def check_param(estimator: Any, name: str, constraints: list[Constraint]) -> None:
-    """Raise ValueError (E012, naming the parameter) unless the value of ``name`` meets
+    """Raise ValueError (E011, naming the parameter) unless the value of ``name`` meets
     one of ``constraints``."""
     value = getattr(estimator, name)
     if any(constraint.met(value) for constraint in constraints):
@@ -315,7 +315,7 @@ def check_param(estimator: Any, name: str, constraints: list[Constraint]) -> Non
     if len(constraints) == 1 and isinstance(constraints[0], States):
         value = _bad_states(value)[0]  # the number at fault, in a mapping too
     expected = " or ".join(constraint.expected for constraint in constraints)
-    raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
+    raise ValueError(Errors.E011.format(value=value, name=name, expected=expected))
 
 
 # One constraint at a time, for the checks that depend on another parameter.
@@ -351,7 +351,7 @@ def as_transform_spec(transform: TransformSpec | Mapping | None) -> TransformSpe
     if isinstance(transform, Mapping):
         return TransformSpec.from_dict(transform)
     expected = "a TransformSpec, a dict of its settings, or None"
-    raise ValueError(Errors.E012.format(value=transform, name="transform", expected=expected))
+    raise ValueError(Errors.E011.format(value=transform, name="transform", expected=expected))
 
 
 class TreebankEstimator(BaseEstimator):

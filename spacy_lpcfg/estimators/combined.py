@@ -71,7 +71,7 @@ class CombinedEstimator(BaseEstimator):
     def _check_params(self) -> None:
         if len(self.estimators) < 2 or len(self.estimators) != len(self.member_transforms):
             raise ValueError(
-                Errors.E012.format(
+                Errors.E011.format(
                     name="estimators",
                     value=f"{len(self.estimators)} estimators, "
                     f"{len(self.member_transforms)} member transforms",
@@ -82,7 +82,7 @@ class CombinedEstimator(BaseEstimator):
             unknown = sorted(set(settings) - set(MEMBER_SETTINGS))
             if unknown:
                 raise ValueError(
-                    Errors.E012.format(
+                    Errors.E011.format(
                         name="member_transforms",
                         value=", ".join(unknown),
                         expected="settings among " + ", ".join(MEMBER_SETTINGS),

@@ -325,9 +325,9 @@ def _check_templates(templates: Iterable[str], known: tuple[str, ...]) -> tuple[
     unknown = [name for name in templates if name not in known]
     if unknown or len(set(templates)) != len(templates):
         expected = "distinct templates among " + ", ".join(known)
-        raise ValueError(Errors.E012.format(value=templates, name="templates", expected=expected))
+        raise ValueError(Errors.E011.format(value=templates, name="templates", expected=expected))
     return templates
 
 
 def _fit_error(detail: str) -> str:
-    return Errors.E206.format(what="features", detail=detail)
+    return Errors.E029.format(what="features", detail=detail)

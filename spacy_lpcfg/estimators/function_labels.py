@@ -87,7 +87,7 @@ class FunctionLabeller(BaseEstimator):
         if len(classes) < 2:
             found = "no phrases" if not classes else f"only the function tags {classes[0]}"
             detail = f"the training trees have {found}; it needs at least two combinations"
-            raise ValueError(Errors.E206.format(what="function labeller", detail=detail))
+            raise ValueError(Errors.E029.format(what="function labeller", detail=detail))
         names, matrix = phrases.matrix(self.min_count)
         self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter)
         # One BLAS thread: L-BFGS's vector operations gain nothing from threads, and

@@ -265,4 +265,4 @@ def _rule_arrays(
 
 
 def _fit_error(detail: str) -> str:
-    return Errors.E206.format(what="grammar", detail=detail)
+    return Errors.E029.format(what="grammar", detail=detail)

@@ -136,7 +136,7 @@ class NoisyEnsemble(ProjectingEstimator):
         if self.estimator is not None and not isinstance(self.estimator, ClusteringEstimator):
             expected = "a ClusteringEstimator"
             raise ValueError(
-                Errors.E012.format(value=self.estimator, name="estimator", expected=expected)
+                Errors.E011.format(value=self.estimator, name="estimator", expected=expected)
             )
         super()._check_params()
         # its bound depends on the noise
@@ -153,7 +153,7 @@ def noisy_projections(
     """
     if noise == "dropout" and projections.factors is None:
         detail = "dropout needs the features: project with keep_factors=True"
-        raise ValueError(Errors.E206.format(what="noisy projections", detail=detail))
+        raise ValueError(Errors.E029.format(what="noisy projections", detail=detail))
     inside, outside = [], []
     for a, (y, z) in enumerate(zip(projections.inside, projections.outside)):
         if y.size == 0:

@@ -96,7 +96,7 @@ class Projections:
         """
         if (np.asarray(n_states) > np.maximum(self.rank, 1)).any():
             raise ValueError(
-                Errors.E012.format(
+                Errors.E011.format(
                     value="n_states", name="n_states", expected="at most the rank computed"
                 )
             )
@@ -154,7 +154,7 @@ def requested_states(n_states: int | Mapping[str, int], symbols: SymbolTable) ->
         for name, value in n_states.items():
             if name not in symbols:
                 expected = "a mapping from the grammar's symbols to numbers of states"
-                raise ValueError(Errors.E012.format(value=name, name="n_states", expected=expected))
+                raise ValueError(Errors.E011.format(value=name, name="n_states", expected=expected))
             states[symbols.index(name)] = _positive_int(value)
     else:
         states = np.full(len(symbols), _positive_int(n_states), dtype=np.int64)
@@ -354,5 +354,5 @@ def _scaled_rows(matrix: sparse.csr_matrix, lo: int, hi: int, kappa: float) -> s
 
 def _positive_int(value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(Errors.E012.format(value=value, name="n_states", expected="an int >= 1"))
+        raise ValueError(Errors.E011.format(value=value, name="n_states", expected="an int >= 1"))
     return int(value)

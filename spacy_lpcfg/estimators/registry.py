@@ -86,7 +86,7 @@ class EstimatorEntry:
         if n_models == 1:
             return estimator
         if self.ensemble is None:  # Recipe refuses it first, with the message that says why
-            raise ValueError(Errors.E012.format(value=n_models, name="n_models", expected="1"))
+            raise ValueError(Errors.E011.format(value=n_models, name="n_models", expected="1"))
         wrapper = _import(self.ensemble)
         taken = accepted_params(wrapper)
         outer = {k: v for k, v in (ensemble or {}).items() if k in taken}
@@ -126,7 +126,7 @@ def register_estimator(
         name = getattr(target, "name", None) if not isinstance(target, str) else None
     if not name or not isinstance(name, str):
         expected = "a name, given or the class's 'name' attribute"
-        raise ValueError(Errors.E012.format(value=target, name="name", expected=expected))
+        raise ValueError(Errors.E011.format(value=target, name="name", expected=expected))
     ESTIMATORS[name] = EstimatorEntry(name, target, dict(params or {}), ensemble, checkpoints, xbar)
     return target
 
@@ -152,7 +152,7 @@ def estimator_entry(name: str) -> EstimatorEntry:
         _load_entry_points()
     if name not in ESTIMATORS:
         expected = "one of " + ", ".join(estimator_names())
-        raise ValueError(Errors.E012.format(value=name, name="estimator", expected=expected))
+        raise ValueError(Errors.E011.format(value=name, name="estimator", expected=expected))
     return ESTIMATORS[name]
 
 

@@ -211,7 +211,7 @@ class SplitMergeEstimator(TreebankEstimator):
             # merging after a partial split would pair states of symbols not split
             # this cycle (and leave odd state counts the next selection misreads)
             raise ValueError(
-                Errors.E012.format(
+                Errors.E011.format(
                     value=self.merge_fraction,
                     name="merge_fraction",
                     expected="0 with split='some' (clone some merges nothing back)",
@@ -242,11 +242,11 @@ class SplitMergeEstimator(TreebankEstimator):
         """
         self._check_params()  # before the long part
         if resume and self.checkpoint_dir is None:
-            raise ValueError(Errors.E311)
+            raise ValueError(Errors.E405)
         random_state = check_random_state(self.random_state)
         dev = self._dev_sample(dev_trees)
         if dev is not None and dev_scorer is None:
-            raise ValueError(Errors.E316)
+            raise ValueError(Errors.E410)
         treebank = read_em_treebank(trees, self.transform, self._make_lexicon())
         checkpoints, start = None, None
         if self.checkpoint_dir is not None:
@@ -259,7 +259,7 @@ class SplitMergeEstimator(TreebankEstimator):
                 checkpoints.clear()  # a new run: an earlier run's checkpoints go
             if start is not None and start.last.cycle > self.n_cycles:
                 raise ValueError(
-                    Errors.E315.format(
+                    Errors.E409.format(
                         path=checkpoints.folder, cycle=start.last.cycle, n_cycles=self.n_cycles
                     )
                 )
@@ -484,5 +484,5 @@ class _Run:
         model = self.estimator._build(self.treebank, self.sharded, state)[3]
         score = self.dev_scorer(model, self.dev)
         if not isinstance(score, (int, float, np.number)) or not np.isfinite(score):
-            raise ValueError(Errors.E317.format(value=score, cycle=state.cycle))
+            raise ValueError(Errors.E411.format(value=score, cycle=state.cycle))
         return float(score)

@@ -487,7 +487,7 @@ def score_trees(
     RAISES ValueError: gold and test differ in length.
     """
     if len(gold) != len(test):
-        raise ValueError(Errors.E015.format(gold=len(gold), test=len(test)))
+        raise ValueError(Errors.E014.format(gold=len(gold), test=len(test)))
     scorer = _Scorer(get_params(params))
     rules = scorer.rules
     return scorer.run(gold, test, lambda tree: read_tree(tree, rules))

@@ -105,7 +105,7 @@ def function_scores(
     RAISES ValueError: gold and test differ in length.
     """
     if len(gold) != len(test):
-        raise ValueError(Errors.E015.format(gold=len(gold), test=len(test)))
+        raise ValueError(Errors.E014.format(gold=len(gold), test=len(test)))
     scheme = get_scheme(scheme)
     rules = Rules(get_params(params))
     labelled: Counter[str] = Counter()

@@ -113,7 +113,7 @@ class EvalbParams:
         """
         if program not in PROGRAMS:
             raise ValueError(
-                Errors.E012.format(value=program, name="program", expected=" or ".join(PROGRAMS))
+                Errors.E011.format(value=program, name="program", expected=" or ".join(PROGRAMS))
             )
         settings: dict[str, Any] = dict(PROGRAMS[program])
         lists: dict[str, list] = {
@@ -132,7 +132,7 @@ class EvalbParams:
             try:
                 key, value = _parse_setting(line)
             except ValueError as err:
-                raise ValueError(Errors.E014.format(path=path, line=number, detail=err)) from None
+                raise ValueError(Errors.E013.format(path=path, line=number, detail=err)) from None
             if key in lists:
                 lists[key].append(value)
             elif key is not None:  # None: DEBUG, which only adds debugging output
@@ -195,5 +195,5 @@ def get_params(
     if spec == "spmrl":
         return EvalbParams.spmrl()
     if not Path(spec).is_file():
-        raise ValueError(Errors.E013.format(name=spec))
+        raise ValueError(Errors.E012.format(name=spec))
     return EvalbParams.from_prm(spec, program=program)

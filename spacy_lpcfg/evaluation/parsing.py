@@ -120,7 +120,7 @@ def score_parses(
     RAISES ValueError: gold and parses differ in length, or bad parameters.
     """
     if len(gold) != len(parses):
-        raise ValueError(Errors.E015.format(gold=len(gold), test=len(parses)))
+        raise ValueError(Errors.E014.format(gold=len(gold), test=len(parses)))
     params = get_params(params)
     categories = [strip_functions(tree, scheme) for tree in gold]
     parsed = [None if tree is None else strip_functions(tree, scheme) for tree in parses]
@@ -167,7 +167,7 @@ def evaluate(
         starts after one sentence is parsed (numba kernels compile on first use).
     """
     if not gold:
-        raise ValueError(Errors.E026)
+        raise ValueError(Errors.E025)
     params = get_params(params)  # bad parameters fail before the parsing
     parser.parse_all([gold[0].words()])  # compile the kernels before the clock starts
     parser.fallbacks.clear()

@@ -90,14 +90,14 @@ def _check_words(
     """
     if len(predicted) != len(gold):
         detail = f"{len(gold)} gold words but {len(predicted)} predicted"
-        raise ValueError(Errors.E027.format(number=number, detail=detail))
+        raise ValueError(Errors.E026.format(number=number, detail=detail))
     for position, (kept, gold_word, word) in enumerate(zip(keep, gold, predicted)):
         if kept and gold_word != word and unescape_controls(gold_word) != unescape_controls(word):
             detail = (
                 f"from word {position + 1}, gold words {_words_from(gold, keep, position)} "
                 f"but predicted {_words_from(predicted, keep, position)}"
             )
-            raise ValueError(Errors.E027.format(number=number, detail=detail))
+            raise ValueError(Errors.E026.format(number=number, detail=detail))
 
 
 def _words_from(words: Sequence[str], keep: Sequence[bool], position: int) -> str:
@@ -157,9 +157,9 @@ def unlabeled_scores(
         the sentence, from 1), or max_length is below 1.
     """
     if len(gold) != len(predicted):
-        raise ValueError(Errors.E015.format(gold=len(gold), test=len(predicted)))
+        raise ValueError(Errors.E014.format(gold=len(gold), test=len(predicted)))
     if max_length is not None and max_length < 1:
-        raise ValueError(Errors.E028.format(value=max_length))
+        raise ValueError(Errors.E027.format(value=max_length))
     matched = n_gold = n_predicted = n_sentences = 0
     sums = [0.0, 0.0, 0.0]
     n_averaged = 0

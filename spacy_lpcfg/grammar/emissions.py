@@ -44,7 +44,7 @@ class TagStates:
         vector = np.asarray(value, dtype=np.float64).reshape(-1)
         if vector.shape != (size,) or not np.isfinite(vector).all() or vector.min() < 0:
             detail = f"{key} has weights {vector.tolist()}; tag {key[1]!r} has {size} states"
-            raise ValueError(Errors.E204.format(detail=detail))
+            raise ValueError(Errors.E122.format(detail=detail))
         return vector
 
 
@@ -129,7 +129,7 @@ class EmissionTable:
         ]
         if not_preterminal:
             detail = f"tags {not_preterminal[:5]} are not preterminals of the grammar"
-            raise ValueError(Errors.E205.format(detail=detail))
+            raise ValueError(Errors.E123.format(detail=detail))
         parents = symbol_ids[self.pair_tags]
         order = np.lexsort((self.pair_entries, parents))
         sizes = np.diff(self.offsets)[order]

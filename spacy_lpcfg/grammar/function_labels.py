@@ -68,7 +68,7 @@ class FunctionTagger:
         the second), else one row per class.
     intercept (np.ndarray): float64[r].
     params (Mapping | None): how it was fitted (JSON: C, max_iter...), kept for the record.
-    RAISES GrammarError: parts that do not fit together (E216).
+    RAISES GrammarError: parts that do not fit together (E129).
     """
 
     def __init__(
@@ -95,7 +95,7 @@ class FunctionTagger:
 
     def _check(self) -> None:
         def fail(detail: str) -> GrammarError:
-            return GrammarError(Errors.E216.format(detail=detail))
+            return GrammarError(Errors.E129.format(detail=detail))
 
         if self.scheme not in LABEL_SCHEMES:
             raise fail(f"unknown label scheme {excerpt(self.scheme)} ({', '.join(LABEL_SCHEMES)})")
@@ -215,11 +215,11 @@ class FunctionTagger:
     def from_members(cls, members: Mapping[str, bytes], source: str | Path) -> FunctionTagger:
         """Read ``to_members`` output, checking every size before allocating.
 
-        RAISES GrammarError (E217) naming the bad file and field.
+        RAISES GrammarError (E130) naming the bad file and field.
         """
 
         def fail(detail: str) -> GrammarError:
-            return GrammarError(Errors.E217.format(source=source, detail=detail))
+            return GrammarError(Errors.E130.format(source=source, detail=detail))
 
         missing = [name for name in FILES if name not in members]
         if missing:
@@ -232,7 +232,7 @@ class FunctionTagger:
             LABELLER_INDEX,
             LABELLER_VERSION,
             source,
-            newer_code="E208",
+            newer_code="E125",
         )
         for key in ("scheme", "head_rules"):
             if not isinstance(index.get(key), str):

@@ -99,7 +99,7 @@ class LexiconSpec:
         if unknown:
             expected = "settings among " + ", ".join(LEXICON_SETTINGS)
             raise ValueError(
-                Errors.E012.format(value=", ".join(unknown), name="lexicon", expected=expected)
+                Errors.E011.format(value=", ".join(unknown), name="lexicon", expected=expected)
             )
         return cls(**data)
 
@@ -121,7 +121,7 @@ def as_lexicon_spec(lexicon: LexiconSpec | Mapping | None) -> LexiconSpec:
     if isinstance(lexicon, Mapping):
         return LexiconSpec.from_dict(lexicon)
     expected = "a LexiconSpec, a dict of its settings, or None"
-    raise ValueError(Errors.E012.format(value=lexicon, name="lexicon", expected=expected))
+    raise ValueError(Errors.E011.format(value=lexicon, name="lexicon", expected=expected))
 
 
 def with_lexicon_settings(
@@ -195,7 +195,7 @@ class Lexicon:
         for name, real in reals:
             _check_number(name, real, integer=False)
         if not isinstance(language, str):
-            raise ValueError(Errors.E012.format(value=language, name="language", expected="a str"))
+            raise ValueError(Errors.E011.format(value=language, name="language", expected="a str"))
         self.signatures = get_signatures(signature, language, suffix_length)
         self.signature = signature
         self.language = language
@@ -272,7 +272,7 @@ class Lexicon:
         RETURNS (Lexicon): self.
         """
         if not counts:
-            raise ValueError(Errors.E206.format(what="lexicon", detail="no tokens"))
+            raise ValueError(Errors.E029.format(what="lexicon", detail="no tokens"))
         states = TagStates(sorted({tag for _, tag, _ in counts}), n_states or {})
         vectors = {key: states.check(key, value) for key, value in counts.items()}
         word_totals: dict[str, float] = {}
@@ -354,7 +354,7 @@ class Lexicon:
             lexical_offsets int64[RL + 1], lexical_weights float64.
         """
         if self._emissions is None:
-            raise ValueError(Errors.E201)
+            raise ValueError(Errors.E119)
         arrays = self._emissions.lexical_arrays(symbols)
         if release:
             self._emissions = None
@@ -400,13 +400,13 @@ class Lexicon:
         self._require_fitted()
         if use_tags not in USE_TAGS:
             expected = "one of " + ", ".join(repr(choice) for choice in USE_TAGS)
-            raise ValueError(Errors.E012.format(value=use_tags, name="use_tags", expected=expected))
+            raise ValueError(Errors.E011.format(value=use_tags, name="use_tags", expected=expected))
         if not len(words):
-            raise ValueError(Errors.E202.format(detail="a sentence needs at least one word"))
+            raise ValueError(Errors.E120.format(detail="a sentence needs at least one word"))
         if tags is not None and len(tags) != len(words):
-            raise ValueError(Errors.E202.format(detail=f"{len(tags)} tags for {len(words)} words"))
+            raise ValueError(Errors.E120.format(detail=f"{len(tags)} tags for {len(words)} words"))
         if use_tags == "constrain" and tags is None:
-            raise ValueError(Errors.E202.format(detail="use_tags='constrain' needs tags"))
+            raise ValueError(Errors.E120.format(detail="use_tags='constrain' needs tags"))
         constrain = tags is not None and use_tags != "ignore"
         if tags is None or not constrain or not any(tags):
             return _word_scores(
@@ -483,16 +483,16 @@ class Lexicon:
                 f"the lexicon has {len(self.entries)} entries, the grammar "
                 f"{len(grammar.words)} words" + (f"; missing {missing[:5]}" if missing else "")
             )
-            raise ValueError(Errors.E205.format(detail=detail))
+            raise ValueError(Errors.E123.format(detail=detail))
         preterminals = set(grammar.symbols.names[i] for i in grammar.symbols.ids("preterminal"))
         foreign = [tag for tag in self.tags if tag not in preterminals]
         if foreign:
             detail = f"tags {foreign[:5]} are not preterminals of the grammar"
-            raise ValueError(Errors.E205.format(detail=detail))
+            raise ValueError(Errors.E123.format(detail=detail))
 
     def _require_fitted(self) -> None:
         if not self.is_fitted:
-            raise ValueError(Errors.E203)
+            raise ValueError(Errors.E121)
 
     # Serialisation -------------------------------------------------------------
 
@@ -517,11 +517,11 @@ class Lexicon:
     def from_dict(cls, data: Mapping[str, Any]) -> Lexicon:
         """Read what ``to_dict`` wrote. RAISES ValueError: malformed or newer data."""
         if not isinstance(data, Mapping) or data.get("format") != LEXICON_FORMAT:
-            raise ValueError(Errors.E204.format(detail="not a spacy-lpcfg lexicon"))
+            raise ValueError(Errors.E122.format(detail="not a spacy-lpcfg lexicon"))
         version = data.get("format_version")
         if not isinstance(version, int) or not 1 <= version <= LEXICON_VERSION:
             detail = f"format_version {version!r}; this version reads up to {LEXICON_VERSION}"
-            raise ValueError(Errors.E204.format(detail=detail))
+            raise ValueError(Errors.E122.format(detail=detail))
         config, known, classes = data.get("config"), data.get("known_words"), data.get("classes")
         tags = data.get("tags")
         if not (
@@ -535,11 +535,11 @@ class Lexicon:
             and UNKNOWN_CLASS in classes
         ):
             detail = "needs config, tags and known_words (strings) and classes (with 'UNK')"
-            raise ValueError(Errors.E204.format(detail=detail))
+            raise ValueError(Errors.E122.format(detail=detail))
         try:
             lexicon = cls(**config)
         except TypeError as exc:
-            raise ValueError(Errors.E204.format(detail=f"config: {exc}")) from None
+            raise ValueError(Errors.E122.format(detail=f"config: {exc}")) from None
         scheme = data.get("signatures")
         if scheme is not None:  # version 2: the scheme "auto" chose
             if (
@@ -548,7 +548,7 @@ class Lexicon:
                 or lexicon.signature not in ("auto", scheme)
             ):
                 detail = f"signatures {excerpt(str(scheme))} for signature={lexicon.signature!r}"
-                raise ValueError(Errors.E204.format(detail=detail))
+                raise ValueError(Errors.E122.format(detail=detail))
             lexicon.signatures = get_signatures(scheme, lexicon.language, lexicon.suffix_length)
         lexicon.tags = tuple(tags)
         lexicon.known_words = frozenset(known)
@@ -556,7 +556,7 @@ class Lexicon:
         lexicon._fitted = True
         lexicon.entries = tuple(sorted(known)) + tuple(classes[name] for name in sorted(classes))
         if len(set(lexicon.entries)) != len(lexicon.entries):
-            raise ValueError(Errors.E204.format(detail="entries are not unique"))
+            raise ValueError(Errors.E122.format(detail="entries are not unique"))
         return lexicon
 
     def __repr__(self) -> str:
@@ -583,7 +583,7 @@ def _check_number(name: str, value: Any, *, integer: bool) -> None:
     kinds = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kinds) or value < 0:
         expected = "an integer >= 0" if integer else "a number >= 0"
-        raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
+        raise ValueError(Errors.E011.format(value=value, name=name, expected=expected))
 
 
 @functools.lru_cache(maxsize=16)

@@ -177,7 +177,7 @@ class LPCFG:
             if not isinstance(word, str):
                 return int(word)
             if word not in word_ids:
-                raise GrammarError(Errors.E122.format(detail=f"'{word}' is not in words"))
+                raise GrammarError(Errors.E118.format(detail=f"'{word}' is not in words"))
             return word_ids[word]
 
         parts = {}
@@ -340,7 +340,7 @@ class LPCFG:
         if len(set(self.words)) != len(self.words) or not all(
             isinstance(w, str) for w in self.words
         ):
-            raise GrammarError(Errors.E122.format(detail="words must be unique strings"))
+            raise GrammarError(Errors.E118.format(detail="words must be unique strings"))
         self._check_rules("binary", self.binary_rules, n_symbols, kinds)
         self._check_rules("unary", self.unary_rules, n_symbols, kinds)
         self._check_rules("lexical", self.lexical_rules, n_symbols, kinds)

@@ -101,15 +101,15 @@ class Spectrum:
                 detail = (
                     f"the spectrum of '{name}' is {array.dtype}{list(array.shape)}, not float64[k]"
                 )
-                raise GrammarError(Errors.E210.format(detail=detail))
+                raise GrammarError(Errors.E127.format(detail=detail))
             if not (np.isfinite(array).all() and (array >= 0).all()):
                 detail = f"the spectrum of '{name}' has negative or non-finite values"
-                raise GrammarError(Errors.E210.format(detail=detail))
+                raise GrammarError(Errors.E127.format(detail=detail))
         if self.counts is not None and (
             set(self.counts) != set(self.values) or min(self.counts.values(), default=0) < 0
         ):
             detail = "spectrum counts must be node counts (>= 0) of the spectrum's symbols"
-            raise GrammarError(Errors.E210.format(detail=detail))
+            raise GrammarError(Errors.E127.format(detail=detail))
 
     def __len__(self) -> int:
         return len(self.values)
@@ -130,10 +130,10 @@ class Spectrum:
 
     @classmethod
     def from_members(cls, members: Mapping[str, bytes], source: str | Path) -> Spectrum:
-        """Read ``to_members`` output. RAISES GrammarError (E207) naming the bad file."""
+        """Read ``to_members`` output. RAISES GrammarError (E124) naming the bad file."""
 
         def fail(detail: str) -> GrammarError:
-            return GrammarError(Errors.E207.format(source=source, detail=detail))
+            return GrammarError(Errors.E124.format(source=source, detail=detail))
 
         missing = [name for name in (SPECTRUM_INDEX, SPECTRUM_ARRAYS) if name not in members]
         if missing:
@@ -142,7 +142,7 @@ class Spectrum:
         if not isinstance(index, dict) or index.get("format") != SPECTRUM_FORMAT:
             raise fail(f"{SPECTRUM_INDEX} is not the index of a spectrum")
         check_version(
-            index.get("format_version"), SPECTRUM_INDEX, SPECTRUM_VERSION, source, newer_code="E208"
+            index.get("format_version"), SPECTRUM_INDEX, SPECTRUM_VERSION, source, newer_code="E125"
         )
         names = index.get("symbols")
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
@@ -246,33 +246,33 @@ class ParsingModel:
         try:
             lexicon.check(grammar)
         except ValueError as exc:
-            raise GrammarError(Errors.E210.format(detail=str(exc))) from None
+            raise GrammarError(Errors.E127.format(detail=str(exc))) from None
         for i, extra in enumerate(self.extra_grammars):
             if extra.words != grammar.words:
                 detail = f"extra grammar {i} has another vocabulary than the grammar"
-                raise GrammarError(Errors.E210.format(detail=detail))
+                raise GrammarError(Errors.E127.format(detail=detail))
         try:
             json.dumps([self.params, self.training])
         except (TypeError, ValueError, RecursionError) as exc:
             detail = f"params and training must be JSON-serialisable ({shorten(str(exc), 120)})"
-            raise GrammarError(Errors.E210.format(detail=detail)) from None
+            raise GrammarError(Errors.E127.format(detail=detail)) from None
         if not isinstance(self.training.get(TREEBANK, ""), str):
             detail = (
                 f"training '{TREEBANK}' must name a corpus or treebank file, not "
                 f"{excerpt(self.training[TREEBANK])}"
             )
-            raise GrammarError(Errors.E210.format(detail=detail))
+            raise GrammarError(Errors.E127.format(detail=detail))
         unknown = [n for n in (spectrum.values if spectrum else ()) if n not in grammar.symbols]
         if unknown:
             detail = f"the spectrum has symbols the grammar lacks: {excerpt(unknown)}"
-            raise GrammarError(Errors.E210.format(detail=detail))
+            raise GrammarError(Errors.E127.format(detail=detail))
         self._check_linked_grammars()
         self._check_members()
         self._check_labeller()
 
     def _check_labeller(self) -> None:
         def fail(detail: str) -> GrammarError:
-            return GrammarError(Errors.E210.format(detail=detail))
+            return GrammarError(Errors.E127.format(detail=detail))
 
         if self.function_labels not in defaults.FUNCTION_LABEL_SOURCES:
             choices = " or ".join(map(repr, defaults.FUNCTION_LABEL_SOURCES))
@@ -289,7 +289,7 @@ class ParsingModel:
 
     def _check_members(self) -> None:
         def fail(detail: str) -> GrammarError:
-            return GrammarError(Errors.E210.format(detail=detail))
+            return GrammarError(Errors.E127.format(detail=detail))
 
         if len(self.members) > MAX_MEMBERS:
             raise fail(f"{len(self.members)} members, more than {MAX_MEMBERS}")
@@ -392,7 +392,7 @@ class ParsingModel:
         Sets the fields ``coarse_grammar`` and ``ensemble`` from them."""
 
         def fail(detail: str) -> GrammarError:
-            return GrammarError(Errors.E210.format(detail=detail))
+            return GrammarError(Errors.E127.format(detail=detail))
 
         n_extra = len(self.extra_grammars)
         coarse = self.training.get(COARSE_GRAMMAR)
@@ -520,7 +520,7 @@ class ParsingModel:
         """Read ``to_bytes`` output. RAISES GrammarError: corrupt or newer data."""
 
         def fail(detail: str) -> GrammarError:
-            return GrammarError(Errors.E207.format(source="bytes", detail=detail))
+            return GrammarError(Errors.E124.format(source="bytes", detail=detail))
 
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise fail(f"expected the bytes of to_bytes(), not {type(data).__name__}")
@@ -545,7 +545,7 @@ class ParsingModel:
         """Read a model directory. RAISES GrammarError naming the missing or bad file."""
         path = Path(path)
         if not path.is_dir():
-            raise GrammarError(Errors.E207.format(source=path, detail="not a directory"))
+            raise GrammarError(Errors.E124.format(source=path, detail="not a directory"))
         members = {name: _read_file(path, name) for name in _file_names(path, "")}
         return cls._from_members(members, str(path))
 
@@ -554,7 +554,7 @@ class ParsingModel:
         cls, members: Mapping[str, bytes], source: str, *, nested: bool = False
     ) -> ParsingModel:
         def fail(detail: str) -> GrammarError:
-            return GrammarError(Errors.E207.format(source=source, detail=detail))
+            return GrammarError(Errors.E124.format(source=source, detail=detail))
 
         missing = [name for name in (CFG, TRANSFORMS, LEXICON) if name not in members]
         if missing:
@@ -658,12 +658,12 @@ def combine_models(
     force (bool): combine models of other languages or treebanks too (same label
         scheme still).
     RAISES GrammarError: fewer than two models, models of other languages or
-        treebanks (E219, unless ``force``), or models that do not fit together.
+        treebanks (E132, unless ``force``), or models that do not fit together.
     """
     parts = [part for model in models for part in model.parts]
     if len(parts) < 2:
         detail = "combining needs at least two models"
-        raise GrammarError(Errors.E210.format(detail=detail))
+        raise GrammarError(Errors.E127.format(detail=detail))
     if not force:
         _check_same_treebank(parts)
     if decoder != "dual" and _same_structure(parts):
@@ -678,12 +678,12 @@ def combine_models(
 
 
 def _check_same_treebank(models: Sequence[ParsingModel]) -> None:
-    """RAISES GrammarError (E219): models of other languages, or of other treebanks
+    """RAISES GrammarError (E132): models of other languages, or of other treebanks
     where both record theirs (for older models only the language tells)."""
 
     def fail(what: str, first: str, other: str) -> GrammarError:
         return GrammarError(
-            Errors.E219.format(what=what, first=excerpt(first), other=excerpt(other))
+            Errors.E132.format(what=what, first=excerpt(first), other=excerpt(other))
         )
 
     first = models[0]
@@ -753,7 +753,7 @@ def _stored_roles(
             f"give the coarse grammar and the ensemble as fields or as training "
             f"'{COARSE_GRAMMAR}' and '{ENSEMBLE}', not both"
         )
-        raise GrammarError(Errors.E210.format(detail=detail))
+        raise GrammarError(Errors.E127.format(detail=detail))
     if coarse is not None:
         training[COARSE_GRAMMAR] = len(extras)
         extras += (coarse,)
@@ -771,7 +771,7 @@ def read_spectrum(path: str | Path) -> Spectrum | None:
     """
     path = Path(path)
     if not path.is_dir():
-        raise GrammarError(Errors.E207.format(source=path, detail="not a directory"))
+        raise GrammarError(Errors.E124.format(source=path, detail="not a directory"))
     cfg = _read_cfg(_read_file(path, CFG), path)
     if "spectrum" not in cfg:
         return None
@@ -789,7 +789,7 @@ def _read_spectrum(
     expected = cfg["spectrum"]["symbols"]
     if len(spectrum) != expected:
         detail = f"{CFG} says {expected} spectrum symbols, {SPECTRUM_INDEX} has {len(spectrum)}"
-        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+        raise GrammarError(Errors.E124.format(source=source, detail=detail))
     return spectrum
 
 
@@ -807,7 +807,7 @@ def _read_labeller(
             f"{expected['features']} features, {LABELLER_FILES[0]} "
             f"{labeller.sizes['classes']} and {labeller.sizes['features']}"
         )
-        raise GrammarError(Errors.E207.format(source=source, detail=detail))
+        raise GrammarError(Errors.E124.format(source=source, detail=detail))
     return labeller
 
 
@@ -824,7 +824,7 @@ def _file_names(path: Path, prefix: str) -> list[str]:
         names.extend(LABELLER_FILES)
     if prefix and cfg["members"]:
         detail = f"{prefix}{CFG}: a member of a model cannot have members of its own"
-        raise GrammarError(Errors.E207.format(source=path, detail=detail))
+        raise GrammarError(Errors.E124.format(source=path, detail=detail))
     for i in range(len(cfg["members"])):
         names.extend(_file_names(path, f"{prefix}{_member_dir(i)}/"))
     return [prefix + name for name in names] if prefix else names
@@ -848,7 +848,7 @@ def _json_bytes(value: Any) -> bytes:
 
 def _fail_for(source: str | Path):
     def fail(detail: str) -> GrammarError:
-        return GrammarError(Errors.E207.format(source=source, detail=detail))
+        return GrammarError(Errors.E124.format(source=source, detail=detail))
 
     return fail
 
@@ -858,10 +858,10 @@ def _read_file(directory: Path, name: str) -> bytes:
     (``member_path``: no error message may quote a file from elsewhere)."""
     file = member_path(directory, name)
     if not file.is_file():
-        raise GrammarError(Errors.E207.format(source=directory, detail=f"missing file {name}"))
+        raise GrammarError(Errors.E124.format(source=directory, detail=f"missing file {name}"))
     if file.stat().st_size > MAX_JSON_BYTES and name.endswith(".json"):
         detail = f"{name} is {file.stat().st_size} bytes, more than a model's JSON can be"
-        raise GrammarError(Errors.E207.format(source=directory, detail=detail))
+        raise GrammarError(Errors.E124.format(source=directory, detail=detail))
     return read_file(file, name, _fail_for(directory))
 
 
@@ -871,7 +871,7 @@ def _read_cfg(data: bytes, source: str | Path) -> dict[str, Any]:
     cfg = read_json(data, CFG, fail)
     if not isinstance(cfg, dict) or cfg.get("format") != MODEL_FORMAT:
         raise fail(f"{CFG} is not the configuration of a spacy-lpcfg model")
-    check_version(cfg.get("format_version"), CFG, MODEL_VERSION, source, newer_code="E208")
+    check_version(cfg.get("format_version"), CFG, MODEL_VERSION, source, newer_code="E125")
     extras = cfg.get("extra_grammars", [])
     if not (
         _is_sizes(cfg.get("grammar")) and isinstance(extras, list) and all(map(_is_sizes, extras))
@@ -942,19 +942,19 @@ def _read_grammar(
     missing = [prefix + name for name in GRAMMAR_FILES if prefix + name not in members]
     if missing:
         raise GrammarError(
-            Errors.E207.format(source=source, detail=f"missing {', '.join(missing)}")
+            Errors.E124.format(source=source, detail=f"missing {', '.join(missing)}")
         )
     own = {name: members[prefix + name] for name in GRAMMAR_FILES}
     try:
         symbols, arrays, words = decode_members(own, f"{source} ({where})")
         grammar = LPCFG(symbols, arrays.pop("n_states"), words=words, **arrays)
     except GrammarError as exc:
-        raise GrammarError(Errors.E207.format(source=source, detail=str(exc))) from None
+        raise GrammarError(Errors.E124.format(source=source, detail=str(exc))) from None
     found = _sizes(grammar)
     for key, name in (("symbols", "symbols.json"), ("words", "words.json")):
         if found[key] != sizes[key]:
             detail = f"{CFG} says {sizes[key]} {key}, {prefix}{name} has {found[key]}"
-            raise GrammarError(Errors.E207.format(source=source, detail=detail))
+            raise GrammarError(Errors.E124.format(source=source, detail=detail))
     return grammar
 
 
@@ -967,4 +967,4 @@ def check_replaceable(path: Path) -> None:
     except (ValueError, RecursionError):  # GrammarError, bad UTF-8 or JSON
         cfg = None
     if not (isinstance(cfg, dict) and cfg.get("format") == MODEL_FORMAT):
-        raise GrammarError(Errors.E209.format(path=path))
+        raise GrammarError(Errors.E126.format(path=path))

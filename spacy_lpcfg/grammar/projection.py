@@ -76,7 +76,7 @@ class SymbolMerge:
         fine (LexicalScores): one-state scores for the fine grammar.
         """
         if len(fine.values) != len(fine.tags):
-            raise ValueError(Errors.E401.format(detail="one-state lexical scores"))
+            raise ValueError(Errors.E133.format(detail="one-state lexical scores"))
         n_coarse = self.grammar.n_symbols
         keys = fine.positions.astype(np.int64) * n_coarse + self.coarse_of[fine.tags]
         # Counting over (position, coarse tag) cells: sorted keys without a sort.
@@ -107,7 +107,7 @@ def merge_symbols(
     _check_one_state(grammar)
     if len(coarse_names) != grammar.n_symbols:
         raise ValueError(
-            Errors.E401.format(detail=f"one coarse name per symbol ({grammar.n_symbols})")
+            Errors.E133.format(detail=f"one coarse name per symbol ({grammar.n_symbols})")
         )
     counts = expected_symbol_counts(grammar) if counts is None else np.asarray(counts, float)
     names, kinds, coarse_of = _coarse_symbols(grammar.symbols, coarse_names)
@@ -186,4 +186,4 @@ def _coarse_symbols(symbols: SymbolTable, coarse_names: Sequence[str]):
 
 def _check_one_state(grammar: LPCFG) -> None:
     if (grammar.n_states != 1).any():
-        raise GrammarError(Errors.E401.format(detail="a one-state grammar (project() it first)"))
+        raise GrammarError(Errors.E133.format(detail="a one-state grammar (project() it first)"))

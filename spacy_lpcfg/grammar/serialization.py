@@ -270,7 +270,7 @@ def check_version(
     """
     if not _is_count(version) or version < 1:
         raise GrammarError(
-            Errors.E215.format(
+            Errors.E128.format(
                 name=name, source=source, found=excerpt(version), supported=supported
             )
         )
@@ -547,7 +547,7 @@ def member_path(directory: Path, name: str) -> Path:
     not exist. Model files may be crafted: a link would make us read (and quote in error
     messages) any file, so no link is followed, on the way or at the end.
 
-    RAISES GrammarError (E218): `name` or a folder on its way is a symbolic link (the
+    RAISES GrammarError (E131): `name` or a folder on its way is a symbolic link (the
         message names that one), or it resolves outside `directory`. The message names
         `directory` and the member only, never the link's target.
     """
@@ -557,10 +557,10 @@ def member_path(directory: Path, name: str) -> Path:
         path = path / part
         if path.is_symlink():
             linked = "/".join(parts[: i + 1])
-            raise GrammarError(Errors.E218.format(source=directory, name=linked))
+            raise GrammarError(Errors.E131.format(source=directory, name=linked))
     # Other redirections (Windows junctions) show only once resolved.
     if os.path.lexists(path) and not path.resolve().is_relative_to(directory.resolve()):
-        raise GrammarError(Errors.E218.format(source=directory, name=name))
+        raise GrammarError(Errors.E131.format(source=directory, name=name))
     return path
 
 

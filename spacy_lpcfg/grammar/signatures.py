@@ -154,7 +154,7 @@ def get_signatures(signature: str, language: str, suffix_length: int) -> Signatu
     """
     if signature not in SIGNATURE_SCHEMES:
         expected = "one of " + ", ".join(repr(name) for name in SIGNATURE_SCHEMES)
-        raise ValueError(Errors.E012.format(value=signature, name="signature", expected=expected))
+        raise ValueError(Errors.E011.format(value=signature, name="signature", expected=expected))
     if signature == "cjk":
         return CJKSignatures()
     if signature == "berkeley" or (signature == "auto" and language == "en"):

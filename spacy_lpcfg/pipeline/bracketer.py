@@ -60,7 +60,7 @@ class LPCFGBracketer(Pipe):
 
         if method not in BRACKETERS:
             expected = "one of " + ", ".join(BRACKETERS)
-            raise ValueError(Errors.E012.format(name="method", value=method, expected=expected))
+            raise ValueError(Errors.E011.format(name="method", value=method, expected=expected))
         self.vocab = vocab
         self.name = name
         self.method = method
@@ -84,7 +84,7 @@ class LPCFGBracketer(Pipe):
         if self.bracketer is None:
             expected = "a fitted bracketer: call nlp.initialize() first"
             raise ValueError(
-                Errors.E012.format(name=self.name, value="unfitted", expected=expected)
+                Errors.E011.format(name=self.name, value="unfitted", expected=expected)
             )
         spans, trees = [], []
         for sentence in sentences_of(doc):
@@ -126,7 +126,7 @@ class LPCFGBracketer(Pipe):
                 raise
             except (OSError, ValueError, KeyError) as exc:
                 detail = f"not a saved bracketer ({type(exc).__name__})"
-                raise GrammarError(Errors.E207.format(source=folder, detail=detail)) from None
+                raise GrammarError(Errors.E124.format(source=folder, detail=detail)) from None
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = util.SimpleFrozenList()) -> bytes:
@@ -150,7 +150,7 @@ class LPCFGBracketer(Pipe):
         from ..grammar.serialization import unpack_zip
 
         def fail(detail: str) -> GrammarError:
-            return GrammarError(Errors.E207.format(source="bytes", detail=detail))
+            return GrammarError(Errors.E124.format(source="bytes", detail=detail))
 
         files = unpack_zip(bytes(bytes_data), "bytes", fail)
         if any(".." in Path(name).parts or Path(name).is_absolute() for name in files):

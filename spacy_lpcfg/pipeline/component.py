@@ -272,16 +272,16 @@ class LPCFGParser(Pipe):
         _check_function_labeller(function_labeller, name)
         if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
             raise ValueError(
-                Errors.E012.format(name="max_length", value=max_length, expected="an int >= 1")
+                Errors.E011.format(name="max_length", value=max_length, expected="an int >= 1")
             )
         if not spans_key:
             raise ValueError(
-                Errors.E012.format(name="spans_key", value=spans_key, expected="a non-empty str")
+                Errors.E011.format(name="spans_key", value=spans_key, expected="a non-empty str")
             )
         if estimator is not None and not all(
             hasattr(estimator, method) for method in ("fit", "get_params", "set_params")
         ):
-            raise ValueError(Errors.E509.format(value=estimator))
+            raise ValueError(Errors.E709.format(value=estimator))
         transform_spec(transforms, "penn", "en")  # reject unknown settings now, not at training
         self.vocab = vocab
         self.name = name
@@ -308,7 +308,7 @@ class LPCFGParser(Pipe):
         self._reads_model_path = model is not None and check_model
         self._missing_copy: Path | None = None  # from_disk found no copy there
         self._warned_language = False
-        self._scored_model: object = None  # the model last scored (W503)
+        self._scored_model: object = None  # the model last scored (W703)
         self._warned_scoring = False
         # The pipeline whose config says what the model is (``_describe_model``).
         self._pipeline: Callable[[], Language | None] = _no_pipeline
@@ -328,10 +328,10 @@ class LPCFGParser(Pipe):
     def score(self, examples: Iterable[Example], **kwargs) -> dict[str, Any]:
         """Score Examples (``Pipe.score``), and say once when the same fitted model is
         scored again: spacy train's steps change nothing in a grammar fitted in closed
-        form, so a config with more than one step evaluates it over and over (W503)."""
+        form, so a config with more than one step evaluates it over and over (W703)."""
         if self._scored_model is self._model and not self._warned_scoring:
             self._warned_scoring = True
-            warnings.warn(Warnings.W503.format(name=self.name), stacklevel=2)
+            warnings.warn(Warnings.W703.format(name=self.name), stacklevel=2)
         self._scored_model = self._model
         return super().score(examples, **kwargs)
 
@@ -367,7 +367,7 @@ class LPCFGParser(Pipe):
         if self._warned_language or lang in ("", "xx") or model.language == lang:
             return
         self._warned_language = True
-        warning = Warnings.W502.format(name=self.name, model=model.language, lang=lang)
+        warning = Warnings.W702.format(name=self.name, model=model.language, lang=lang)
         warnings.warn(warning, UserWarning, stacklevel=3)
 
     @property
@@ -376,7 +376,7 @@ class LPCFGParser(Pipe):
 
     def _require_model(self) -> "ParsingModel":
         """The model, read from the ``model`` path on first use (not in a saved
-        pipeline). RAISES ValueError: none (E518: the saved pipeline lacks its copy)."""
+        pipeline). RAISES ValueError: none (E718: the saved pipeline lacks its copy)."""
         if self._model is None and self._reads_model_path and self.model_path is not None:
             from ..grammar.model import ParsingModel
 
@@ -384,11 +384,11 @@ class LPCFGParser(Pipe):
         if self._model is None and self._missing_copy is not None:
             raise self._no_copy_error(self._missing_copy)
         if self._model is None:
-            raise ValueError(Errors.E501.format(name=self.name))
+            raise ValueError(Errors.E701.format(name=self.name))
         return self._model
 
     def _no_copy_error(self, copy: Path) -> GrammarError:
-        return GrammarError(Errors.E518.format(name=self.name, folder=copy.parent, copy=copy.name))
+        return GrammarError(Errors.E718.format(name=self.name, folder=copy.parent, copy=copy.name))
 
     @property
     def parser(self) -> "Parser":
@@ -480,16 +480,16 @@ class LPCFGParser(Pipe):
             from ..grammar.model import ParsingModel
 
             if self.function_labeller is not False:
-                raise ValueError(Errors.E515.format(name=self.name, path=self.model_path))
+                raise ValueError(Errors.E715.format(name=self.name, path=self.model_path))
             self._set_model(ParsingModel.from_disk(self.model_path))
             return
         if dev_corpus is not None:  # before any data is read
             if nlp is None:
-                raise ValueError(Errors.E517.format(name=self.name))
-            fit = getattr(self.estimator, "fit", None)  # None: E509 when fitting
+                raise ValueError(Errors.E717.format(name=self.name))
+            fit = getattr(self.estimator, "fit", None)  # None: E709 when fitting
             if fit is not None and "dev_scorer" not in inspect.signature(fit).parameters:
                 estimator = type(self.estimator).__name__
-                raise ValueError(Errors.E516.format(name=self.name, estimator=estimator))
+                raise ValueError(Errors.E716.format(name=self.name, estimator=estimator))
         if treebank is not None:
             from .readers import read_treebank
 
@@ -499,7 +499,7 @@ class LPCFGParser(Pipe):
             trees, scheme = self._training_trees(get_examples())
         trees = trees[:limit] if limit else trees
         if not trees:
-            raise ValueError(Errors.E503.format(name=self.name, key=self.spans_key))
+            raise ValueError(Errors.E703.format(name=self.name, key=self.spans_key))
         language = cast(str, nlp.lang if nlp is not None else self.vocab.lang)  # a Language has one
         dev_trees = None
         if dev_corpus is not None and nlp is not None:
@@ -541,7 +541,7 @@ class LPCFGParser(Pipe):
                 doc_trees(example.reference, self.spans_key, by_sentence=True, missing_tag=None)
             )
         if len(schemes) > 1:
-            raise ValueError(Errors.E507.format(schemes=", ".join(sorted(schemes))))
+            raise ValueError(Errors.E707.format(schemes=", ".join(sorted(schemes))))
         return trees, schemes.pop() if schemes else "penn"
 
     def _fitted_model(
@@ -550,14 +550,14 @@ class LPCFGParser(Pipe):
         from ..estimators import clone
 
         if self.estimator is None:
-            raise ValueError(Errors.E509.format(value=None))
+            raise ValueError(Errors.E709.format(value=None))
         estimator = clone(self.estimator)
         # The estimator's own transform and language, and those of nested estimators
         # (``estimator__transform``: the members of an ensemble).
         params = estimator.get_params(deep=True)
         transforms = [name for name in params if name.rpartition("__")[2] == "transform"]
         if not transforms:
-            raise ValueError(Errors.E508.format(estimator=type(estimator).__name__))
+            raise ValueError(Errors.E708.format(estimator=type(estimator).__name__))
         spec = transform_spec(self.transforms, scheme, language)
         settings: dict[str, Any] = dict.fromkeys(transforms, spec)
         settings.update(
@@ -678,12 +678,12 @@ class LPCFGParser(Pipe):
         if not isinstance(message, dict):
             kind = type(message).__name__
             detail = f"not the bytes of {type(self).__name__}.to_bytes() ({kind})"
-            raise GrammarError(Errors.E207.format(source="bytes", detail=detail)) from None
+            raise GrammarError(Errors.E124.format(source="bytes", detail=detail)) from None
         if "model" in message and "model" not in exclude:
             data = message["model"]
             if not isinstance(data, bytes):
                 detail = f"its model is {type(data).__name__}, not bytes"
-                raise GrammarError(Errors.E207.format(source="bytes", detail=detail))
+                raise GrammarError(Errors.E124.format(source="bytes", detail=detail))
             self._set_model(ParsingModel.from_bytes(data))
         return self
 
@@ -700,9 +700,9 @@ class LPCFGParser(Pipe):
         self, path: str | Path, *, exclude: Iterable[str] = util.SimpleFrozenList()
     ) -> "LPCFGParser":
         """Read ``to_disk`` output. A directory without ``model`` leaves the component
-        without a grammar (first use raises E518), or, when its ``model`` setting says
+        without a grammar (first use raises E718), or, when its ``model`` setting says
         it was saved with one, fails now: it never falls back to that setting's path.
-        RAISES GrammarError: a corrupt model directory, a link (E218), no copy (E518).
+        RAISES GrammarError: a corrupt model directory, a link (E131), no copy (E718).
         """
         from ..grammar.model import ParsingModel
         from ..grammar.serialization import member_path
@@ -776,13 +776,13 @@ def rebuilding_saved_pipeline(nlp: Language, name: str) -> bool:
 
 
 def check_model_directory(path: Path, name: str) -> None:
-    """RAISES ValueError: ``path`` does not exist or is no model directory (E511, E512),
-    or a file of it is a link (GrammarError E218, now rather than on first use)."""
+    """RAISES ValueError: ``path`` does not exist or is no model directory (E711, E712),
+    or a file of it is a link (GrammarError E131, now rather than on first use)."""
     from ..grammar.model import CFG, GRAMMAR_FILES, LEXICON, TRANSFORMS
     from ..grammar.serialization import member_path
 
     if not path.exists():
-        raise ValueError(Errors.E511.format(name=name, path=path))
+        raise ValueError(Errors.E711.format(name=name, path=path))
     if not path.is_dir():
         detail = "a file, not a directory"
     else:
@@ -795,7 +795,7 @@ def check_model_directory(path: Path, name: str) -> None:
             return
         detail = "no " + ", ".join(missing)
     raise ValueError(
-        Errors.E512.format(name=name, path=path, detail=detail, hint=_model_hint(path))
+        Errors.E712.format(name=name, path=path, detail=detail, hint=_model_hint(path))
     )
 
 
@@ -813,26 +813,26 @@ def _model_hint(path: Path) -> str:
 
 
 def _check_prune_threshold(value: Any, name: str) -> None:
-    """RAISES ValueError: not None and not a number in [0, 1) (E513)."""
+    """RAISES ValueError: not None and not a number in [0, 1) (E713)."""
     if value is None:
         return
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if not number or not 0.0 <= value < 1.0:  # NaN fails the comparison
         default = defaults.PRUNE_THRESHOLD
-        raise ValueError(Errors.E513.format(value=value, name=name, default=default))
+        raise ValueError(Errors.E713.format(value=value, name=name, default=default))
 
 
 def _check_function_labeller(value: Any, name: str) -> None:
-    """RAISES ValueError: not a bool nor an unfitted FunctionLabeller (E514)."""
+    """RAISES ValueError: not a bool nor an unfitted FunctionLabeller (E714)."""
     if isinstance(value, bool):
         return
     from ..estimators.function_labels import FunctionLabeller
 
     if not isinstance(value, FunctionLabeller):
-        raise ValueError(Errors.E514.format(name=name, value=excerpt(repr(value))))
+        raise ValueError(Errors.E714.format(name=name, value=excerpt(repr(value))))
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
     if value not in choices:
         expected = "one of " + ", ".join(repr(choice) for choice in choices)
-        raise ValueError(Errors.E012.format(name=name, value=value, expected=expected))
+        raise ValueError(Errors.E011.format(name=name, value=value, expected=expected))

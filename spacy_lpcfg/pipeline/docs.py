@@ -149,7 +149,7 @@ def sentence_leaves(doc: Doc, missing_sentences: str, name: str) -> list[tuple[i
     elif missing_sentences == "doc":
         bounds = [(0, len(doc))]
     else:
-        raise ValueError(Errors.E502.format(name=name))
+        raise ValueError(Errors.E702.format(name=name))
     out = []
     for index, (start, end) in enumerate(bounds):
         leaves = [i for i in range(start, end) if not doc[i].is_space]
@@ -194,7 +194,7 @@ def doc_trees(
         sentence = bisect_right(starts, start) - 1
         if end > bounds[sentence][1]:
             span = f"{label} [{start}, {end})"
-            raise ValueError(Errors.E506.format(span=span, key=spans_key))
+            raise ValueError(Errors.E706.format(span=span, key=spans_key))
         per_sentence[sentence].append((label, start, end))
     trees = []
     for (start, end), inside in zip(bounds, per_sentence):
@@ -211,7 +211,7 @@ def _tag(doc: Doc, index: int, missing_tag: str | None) -> str:
     if tag:
         return tag
     if missing_tag is None:
-        raise ValueError(Errors.E505.format(index=index, text=doc[index].text))
+        raise ValueError(Errors.E705.format(index=index, text=doc[index].text))
     return missing_tag
 
 
@@ -259,7 +259,7 @@ def build_tree(
         if last > top[2]:
             inner = f"{label} [{leaves[first]}, {leaves[last - 1] + 1})"
             outer = f"{top[0]} [{leaves[top[1]]}, {leaves[top[2] - 1] + 1})"
-            raise ValueError(Errors.E504.format(first=outer, second=inner, key=spans_key))
+            raise ValueError(Errors.E704.format(first=outer, second=inner, key=spans_key))
         fill(top, first)
         stack.append([label, first, last, []])
     while len(stack) > 1:

@@ -393,7 +393,7 @@ def install_extensions() -> None:
                 if BENEPAR_EXTENSIONS not in sys.modules:
                     cls.set_extension(name, getter=getter)
             elif cls.get_extension(name)[2] is not getter:
-                warnings.warn(Warnings.W501.format(name=name), stacklevel=2)
+                warnings.warn(Warnings.W701.format(name=name), stacklevel=2)
     if not any(isinstance(finder, _BeneparWatcher) for finder in sys.meta_path):
         sys.meta_path.insert(0, _BeneparWatcher())
 

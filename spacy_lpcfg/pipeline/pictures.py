@@ -28,7 +28,7 @@ def render_spacy(
         ``spans_key``, or constituents that do not form a tree.
     """
     if not isinstance(obj, (Doc, Span)):
-        raise TypeError(Errors.E703.format(kind=type(obj).__name__))
+        raise TypeError(Errors.E033.format(kind=type(obj).__name__))
     doc = obj if isinstance(obj, Doc) else obj.doc
     if spans_key is None:
         group = constituent_group(doc)
@@ -36,14 +36,14 @@ def render_spacy(
         group = doc.spans[spans_key]
     else:
         known = ", ".join(sorted(doc.spans)) or "(none)"
-        raise ValueError(Errors.E705.format(key=spans_key, known=known))
+        raise ValueError(Errors.E719.format(key=spans_key, known=known))
     scheme = scheme or group.attrs.get("scheme", "penn")
     if isinstance(obj, Doc):
         trees = doc_trees(doc, group.name, by_sentence=True)
     else:
         trees = [span_tree(obj, group.name)]
     if not trees:
-        raise ValueError(Errors.E704.format(what="a Doc without words"))
+        raise ValueError(Errors.E034.format(what="a Doc without words"))
     return render_trees(trees, scheme=scheme, **options)
 
 
@@ -52,7 +52,7 @@ def span_tree(span: Span, spans_key: str) -> Tree:
     doc = span.doc
     leaves = [i for i in range(span.start, span.end) if not doc[i].is_space]
     if not leaves:
-        raise ValueError(Errors.E704.format(what="a span of only whitespace"))
+        raise ValueError(Errors.E034.format(what="a span of only whitespace"))
     inside = [
         (constituent.label_, constituent.start, constituent.end)
         for constituent in doc.spans[spans_key]

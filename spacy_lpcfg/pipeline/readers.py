@@ -40,7 +40,7 @@ def read_treebank(
     from ..corpora import open_treebank
 
     if str(treebank).endswith(".spacy"):
-        raise ValueError(Errors.E510.format(path=treebank))
+        raise ValueError(Errors.E710.format(path=treebank))
     return open_treebank(treebank, split, data_dir, keep_functions=keep_functions)
 
 
@@ -78,7 +78,7 @@ class TreebankCorpus:
         keep_functions: bool,
     ):
         if str(path).endswith(".spacy"):
-            raise ValueError(Errors.E510.format(path=path))
+            raise ValueError(Errors.E710.format(path=path))
         self.path = path
         self.split = split
         self.data_dir = data_dir

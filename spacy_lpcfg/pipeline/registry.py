@@ -507,5 +507,5 @@ def _member_estimator(estimator: Any, kind: type) -> Any:
         return kind()
     if not isinstance(estimator, kind):
         expected = f'a {kind.__name__} (@misc = "spacy_lpcfg.{kind.__name__}.v1")'
-        raise ValueError(Errors.E012.format(value=estimator, name="estimator", expected=expected))
+        raise ValueError(Errors.E011.format(value=estimator, name="estimator", expected=expected))
     return estimator

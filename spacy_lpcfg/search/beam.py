@@ -83,7 +83,7 @@ def beam_search(
     RETURNS (SearchResult): the best assignment found.
     """
     if beam < 1:
-        raise ValueError(Errors.E012.format(name="beam", value=beam, expected="an int >= 1"))
+        raise ValueError(Errors.E011.format(name="beam", value=beam, expected="an int >= 1"))
     start = dict(start)
     evaluations = 0
     if start_score is None:

@@ -91,7 +91,7 @@ def transform_settings(
     """The TransformSpecs tried: (v_markov, keep_functions) pairs, the other settings
     the defaults (right binarisation, h = 1, the scheme's head rules)."""
     if not pairs:
-        raise ValueError(Errors.E805.format(value=list(pairs)))
+        raise ValueError(Errors.E605.format(value=list(pairs)))
     return [
         TransformSpec(
             binarization=TRANSFORM.binarization,
@@ -297,7 +297,7 @@ def check_search_options(
     ):
         high = 1 if name == "holdout" else CEILINGS.n_models + 1
         if isinstance(value, bool) or not low <= value < high:
-            raise ValueError(Errors.E012.format(name=name, value=value, expected=expected))
+            raise ValueError(Errors.E011.format(name=name, value=value, expected=expected))
 
 
 def search_split(

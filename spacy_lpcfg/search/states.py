@@ -126,7 +126,7 @@ class LatentStateSearch(BaseEstimator):
         if not isinstance(self.random_state, int) or isinstance(self.random_state, bool):
             expected = "an int (the search's candidates are seeded from it)"
             raise ValueError(
-                Errors.E012.format(name="random_state", value=self.random_state, expected=expected)
+                Errors.E011.format(name="random_state", value=self.random_state, expected=expected)
             )
 
     def project(self, trees: Iterable[Tree]) -> ProjectedTreebank:
@@ -157,7 +157,7 @@ class LatentStateSearch(BaseEstimator):
         """
         self._check_params()
         if dev_trees is None:
-            raise ValueError(Errors.E804)
+            raise ValueError(Errors.E604)
         trees = list(trees)
         return self.fit_projected(self.project(trees), list(dev_trees), train=trees)
 
@@ -179,7 +179,7 @@ class LatentStateSearch(BaseEstimator):
         """
         self._check_params()
         if not dev_trees:
-            raise ValueError(Errors.E804)
+            raise ValueError(Errors.E604)
         candidates = self.candidates(projected, dev_trees)
         symbols = candidates.symbols_by_frequency(self.min_count)[: self.max_symbols]
         caps = candidates.caps

@@ -72,7 +72,7 @@ class Trace:
             with path.open(encoding="utf8") as file:
                 lines = [(n, line) for n, line in enumerate(file, 1) if line.strip()]
         except UnicodeDecodeError:  # not a trace this program wrote
-            raise ValueError(Errors.E801.format(path=path, version=TRACE_VERSION)) from None
+            raise ValueError(Errors.E601.format(path=path, version=TRACE_VERSION)) from None
         for position, (number, line) in enumerate(lines):
             try:
                 record = json.loads(line)
@@ -82,12 +82,12 @@ class Trace:
                 record = None
             if number == 1:
                 if not isinstance(record, dict) or record.get("trace") != TRACE_VERSION:
-                    raise ValueError(Errors.E801.format(path=path, version=TRACE_VERSION))
+                    raise ValueError(Errors.E601.format(path=path, version=TRACE_VERSION))
                 if record.get("fingerprint") != self.fingerprint:
-                    raise ValueError(Errors.E802.format(path=path))
+                    raise ValueError(Errors.E602.format(path=path))
                 continue
             if not isinstance(record, dict) or not {"stage", "candidate", "dev_f1"} <= set(record):
-                raise ValueError(Errors.E803.format(path=path, line=number))
+                raise ValueError(Errors.E603.format(path=path, line=number))
             self.records.append(record)
             key = candidate_key(record["stage"], record["candidate"])
             self._scores[key] = (float(record["dev_f1"]), float(record.get("seconds", 0.0)))

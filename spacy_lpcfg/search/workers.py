@@ -35,18 +35,18 @@ def _score_with(candidates: StateCandidates, assignment: dict[str, int]) -> Scor
 
 
 def distributed_client() -> Any:
-    """``distributed.Client``. RAISES ValueError: the ``dask`` extra is not installed (E807)."""
+    """``distributed.Client``. RAISES ValueError: the ``dask`` extra is not installed (E412)."""
     try:
         from distributed import Client
     except ImportError:
-        raise ValueError(Errors.E807) from None
+        raise ValueError(Errors.E412) from None
     return Client
 
 
 def connect(scheduler: Any):
     """A ``distributed.Client`` of a scheduler address (a Client is returned as it is).
 
-    RAISES ValueError: the scheduler cannot be reached (E806).
+    RAISES ValueError: the scheduler cannot be reached (E606).
     """
     Client = distributed_client()
     if isinstance(scheduler, Client):
@@ -54,7 +54,7 @@ def connect(scheduler: Any):
     try:
         return Client(scheduler, timeout="20s")
     except (OSError, TimeoutError) as err:
-        raise ValueError(Errors.E806.format(address=scheduler, error=err)) from None
+        raise ValueError(Errors.E606.format(address=scheduler, error=err)) from None
 
 
 class Workers:

@@ -64,7 +64,7 @@ class HeadRules:
             if direction not in DIRECTIONS:
                 expected = f"one of {', '.join(DIRECTIONS)}"
                 raise ValueError(
-                    Errors.E012.format(value=direction, name="direction", expected=expected)
+                    Errors.E011.format(value=direction, name="direction", expected=expected)
                 )
 
     def find_head(
@@ -79,7 +79,7 @@ class HeadRules:
         """
         if not labels:
             raise ValueError(
-                Errors.E012.format(value=[], name="labels", expected="at least one child")
+                Errors.E011.format(value=[], name="labels", expected="at least one child")
             )
         if len(labels) == 1:
             return 0
@@ -226,7 +226,7 @@ def get_head_rules(name: str | HeadRules) -> HeadRules:
     except (KeyError, TypeError):
         expected = f"one of {', '.join(HEAD_RULES)}"
         raise ValueError(
-            Errors.E012.format(value=name, name="head_rules", expected=expected)
+            Errors.E011.format(value=name, name="head_rules", expected=expected)
         ) from None
 
 

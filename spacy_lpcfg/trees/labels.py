@@ -138,4 +138,4 @@ def get_scheme(name: str | LabelScheme) -> LabelScheme:
     try:
         return SCHEMES[name]
     except KeyError:
-        raise ValueError(Errors.E010.format(name=name, known=", ".join(SCHEMES))) from None
+        raise ValueError(Errors.E009.format(name=name, known=", ".join(SCHEMES))) from None

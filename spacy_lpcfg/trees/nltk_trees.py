@@ -16,6 +16,6 @@ def to_nltk(tree: Tree | str) -> Any:
     try:
         from nltk import Tree as NltkTree
     except ImportError:
-        raise ImportError(Errors.E029) from None
+        raise ImportError(Errors.E028) from None
     text = tree.pformat() if isinstance(tree, Tree) else tree
     return NltkTree.fromstring(text)

@@ -261,4 +261,4 @@ def _find_rows(table: list[np.ndarray], queries: list[np.ndarray], radix: int) -
 
 
 def _fit_error(detail: str) -> str:
-    return Errors.E206.format(what="features", detail=detail)
+    return Errors.E029.format(what="features", detail=detail)

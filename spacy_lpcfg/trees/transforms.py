@@ -166,7 +166,7 @@ def _check_label(label: str, separators: tuple[str, ...], *, phrase: bool) -> No
         if sep in label:
             raise TransformError(Errors.E008.format(label=label, sep=sep))
     if phrase and UNARY_SEP in separators and (label.startswith(":") or label.endswith(":")):
-        raise TransformError(Errors.E020.format(label=label))
+        raise TransformError(Errors.E019.format(label=label))
 
 
 def is_intermediate(label: str) -> bool:
@@ -178,12 +178,12 @@ def intermediate_parent(label: str) -> str:
     """The label of the phrase an intermediate node was split from: ``@NP^S|<DT`` -> ``NP^S``."""
     if not is_intermediate(label):
         raise TransformError(
-            Errors.E011.format(name="binarize", detail=f"'{label}' is not an intermediate label")
+            Errors.E010.format(name="binarize", detail=f"'{label}' is not an intermediate label")
         )
     ends = [end for end in (label.find(LEFT_CONTEXT), label.find(RIGHT_CONTEXT)) if end > 0]
     if not ends:
         raise TransformError(
-            Errors.E011.format(name="binarize", detail=f"no context marker in '{label}'")
+            Errors.E010.format(name="binarize", detail=f"no context marker in '{label}'")
         )
     return label[len(BIN_MARK) : min(ends)]
 
@@ -361,7 +361,7 @@ def _restore(tree: Tree, *, splice: bool, strip: bool, expand: bool) -> Tree:
     """Splice intermediate nodes, strip annotations and expand unary chains in one traversal."""
     if splice and is_intermediate(tree.label):
         detail = f"the root '{tree.label}' is an intermediate node"
-        raise TransformError(Errors.E011.format(name="binarize", detail=detail))
+        raise TransformError(Errors.E010.format(name="binarize", detail=detail))
     done: list[list[Tree]] = [[]]
     stack: list[tuple[Tree, bool]] = [(tree, False)]
     while stack:
@@ -378,7 +378,7 @@ def _restore(tree: Tree, *, splice: bool, strip: bool, expand: bool) -> Tree:
                 done[-1].extend(children)  # their own intermediates are already spliced
                 continue
             detail = f"the preterminal '{label}' has an intermediate label"
-            raise TransformError(Errors.E011.format(name="binarize", detail=detail))
+            raise TransformError(Errors.E010.format(name="binarize", detail=detail))
         if strip:
             label = _strip_annotation(label)
         if expand and UNARY_SEP in label:
@@ -392,7 +392,7 @@ def _expand(label: str, children: list[Tree], word: str | None) -> Tree:
     parts = label.split(UNARY_SEP)
     if not all(parts):
         detail = f"empty part in the unary chain '{label}'"
-        raise TransformError(Errors.E011.format(name="collapse_unaries", detail=detail))
+        raise TransformError(Errors.E010.format(name="collapse_unaries", detail=detail))
     chain = Tree(parts[-1], tuple(children), word)
     for part in reversed(parts[:-1]):
         chain = Tree(part, (chain,))
@@ -515,14 +515,14 @@ def tag_phrase_labels(trees: Iterable[Tree]) -> set[str]:
 def _check_choice(name: str, value: object, choices: tuple) -> None:
     if value not in choices or isinstance(value, bool) != isinstance(choices[0], bool):
         expected = "one of " + ", ".join(repr(choice) for choice in choices)
-        raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
+        raise ValueError(Errors.E011.format(value=value, name=name, expected=expected))
 
 
 def _check_order(name: str, value: object, minimum: int, *, optional: bool = False) -> None:
     if (value is None and optional) or (_is_int(value) and value >= minimum):
         return
     expected = f"an integer >= {minimum}" + (" or None" if optional else "")
-    raise ValueError(Errors.E012.format(value=value, name=name, expected=expected))
+    raise ValueError(Errors.E011.format(value=value, name=name, expected=expected))
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -534,7 +534,7 @@ def _marked_labels(labels: object) -> tuple[str, ...]:
     intermediate labels or unary chains (those are never POS tags)."""
     expected = "a list of POS-tag labels that are also phrase labels"
     if isinstance(labels, str) or not isinstance(labels, (list, tuple)):
-        raise ValueError(Errors.E012.format(value=labels, name="marked_phrases", expected=expected))
+        raise ValueError(Errors.E011.format(value=labels, name="marked_phrases", expected=expected))
     for label in labels:
         if (
             not isinstance(label, str)
@@ -544,7 +544,7 @@ def _marked_labels(labels: object) -> tuple[str, ...]:
             or UNARY_SEP in label
         ):
             raise ValueError(
-                Errors.E012.format(value=label, name="marked_phrases", expected=expected)
+                Errors.E011.format(value=label, name="marked_phrases", expected=expected)
             )
     return tuple(sorted(set(labels)))
 
@@ -616,13 +616,13 @@ class TransformSpec:
                 f"a transform spec format version from 1 to {SPEC_VERSION} "
                 "(files written by a newer spacy_lpcfg need that version)"
             )
-            raise ValueError(Errors.E012.format(value=version, name="version", expected=expected))
+            raise ValueError(Errors.E011.format(value=version, name="version", expected=expected))
         known = [field.name for field in fields(cls)]
         for key in settings:
             if key not in known:
                 expected = "a setting among " + ", ".join(known)
                 raise ValueError(
-                    Errors.E012.format(value=key, name="transform spec key", expected=expected)
+                    Errors.E011.format(value=key, name="transform spec key", expected=expected)
                 )
         return cls(**settings)
 

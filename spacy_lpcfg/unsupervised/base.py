@@ -40,13 +40,13 @@ class Bracketer(Params):
                 if s.tags is not None
             ]
             if not tagged:
-                raise ValueError(Errors.E250.format(name=type(self).__name__))
+                raise ValueError(Errors.E504.format(name=type(self).__name__))
             self.tagger_ = MostFrequentTagger(tagged)
             parsed = [s for s in parsed if s.tags is not None]
             if not any(s.content for s in parsed):
                 excerpt = " ".join(parsed[0].words)[:60] if parsed else ""
                 raise ValueError(
-                    Errors.E251.format(
+                    Errors.E505.format(
                         name=type(self).__name__, count=len(parsed), excerpt=repr(excerpt)
                     )
                 )

@@ -78,7 +78,7 @@ def load_bracketer(path: str | Path) -> Bracketer:
     path (str | Path): the directory.
     RETURNS (Bracketer): the fitted bracketer.
     RAISES ValueError: the files are not a bracketer of a known kind and version;
-        GrammarError (a ValueError, E218) when one is a link or lies outside ``path``.
+        GrammarError (a ValueError, E131) when one is a link or lies outside ``path``.
     """
     path = Path(path)
     meta = json.loads(_read(path, META).decode("utf-8"))
@@ -111,7 +111,7 @@ def _read(path: Path, name: str) -> bytes:
     from ..grammar.serialization import member_path, read_file
 
     def fail(detail: str) -> GrammarError:
-        return GrammarError(Errors.E207.format(source=path, detail=detail))
+        return GrammarError(Errors.E124.format(source=path, detail=detail))
 
     file = member_path(path, name)
     if not file.is_file():

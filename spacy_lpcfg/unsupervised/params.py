@@ -27,9 +27,9 @@ class Params(BaseEstimator):
         high: float | None = None,
         integer: bool = False,
     ) -> None:
-        """Raise ValueError (E012, naming the parameter) unless ``low <= value < high``."""
+        """Raise ValueError (E011, naming the parameter) unless ``low <= value < high``."""
         _check_number(self, name, expected, low=low, high=high, integer=integer)
 
     def check_choice(self, name: str, choices: tuple[str, ...]) -> None:
-        """Raise ValueError (E012) unless the parameter's value is one of ``choices``."""
+        """Raise ValueError (E011) unless the parameter's value is one of ``choices``."""
         _check_choice(self, name, choices)

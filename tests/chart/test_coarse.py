@@ -55,7 +55,7 @@ def test_coarse_posteriors_of_projected_grammar_give_a_mask():
 def test_coarse_posteriors_need_one_state():
     grammar = random_grammar(0, max_states=3)
     assert grammar.max_states > 1
-    with pytest.raises(ValueError, match="E119"):
+    with pytest.raises(ValueError, match="E202"):
         coarse_posteriors(grammar, sentence(grammar, 3, 0))
 
 

@@ -135,9 +135,9 @@ def test_inside_outside_mask_without_root_has_no_parse():
 def test_inside_outside_rejects_bad_mask():
     grammar = _tiny_grammar()
     lexical = _dogs_bark(grammar)
-    with pytest.raises(ValueError, match="E118"):
+    with pytest.raises(ValueError, match="E201"):
         inside_outside(grammar, lexical, np.ones((3, 3, grammar.n_symbols), dtype=int))
-    with pytest.raises(ValueError, match="E118"):
+    with pytest.raises(ValueError, match="E201"):
         inside_outside(grammar, lexical, np.ones((2, 3, grammar.n_symbols), dtype=bool))
 
 

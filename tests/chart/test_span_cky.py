@@ -69,9 +69,9 @@ def test_span_cky_impossible_constraints_give_no_tree():
 def test_span_cky_rejects_crossing_forced_spans_and_bad_shapes():
     forced = np.zeros((5, 5), dtype=bool)
     forced[0, 2] = forced[1, 3] = True
-    with pytest.raises(ValueError, match="E121"):
+    with pytest.raises(ValueError, match="E204"):
         span_cky(np.zeros((5, 5, 1)), forced=forced)
-    with pytest.raises(ValueError, match="E120"):
+    with pytest.raises(ValueError, match="E203"):
         span_cky(np.zeros((5, 4, 1)))
-    with pytest.raises(ValueError, match="E120"):
+    with pytest.raises(ValueError, match="E203"):
         span_cky(np.zeros((1, 1, 1)))

@@ -75,7 +75,7 @@ def test_parser_thresholds_per_level(small_model, ptb_small):
     words = ptb_small[1][0].words()
     one = Parser(small_model, prune_threshold=1e-4).parse(words).tree
     assert Parser(small_model, prune_threshold=[1e-4, 1e-4]).parse(words).tree == one
-    with pytest.raises(ValueError, match="E402"):
+    with pytest.raises(ValueError, match="E205"):
         Parser(small_model, prune_threshold=[1e-4, 1e-4, 1e-4])
 
 

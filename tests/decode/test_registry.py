@@ -66,7 +66,7 @@ def test_decoder_for_reads_a_name_for_its_kind_of_model(name, members, expected)
     "name,members", [("dual", False), ("members_mbr", False), ("max_rule", True), ("cky", True)]
 )
 def test_decoder_for_refuses_a_decoder_of_another_kind(name, members):
-    with pytest.raises(ValueError, match=rf"E012.*'{name}'.*one of auto, ") as error:
+    with pytest.raises(ValueError, match=rf"E011.*'{name}'.*one of auto, ") as error:
         decoder_for(name, members=members)
     listed = decoder_names(*registry.model_kinds(members))
     assert ", ".join(listed) in str(error.value)
@@ -94,9 +94,9 @@ def test_reading_the_names_loads_no_kernels():
 
 
 def test_register_decoder_refuses_a_name_its_models_answer_to(scratch_registry):
-    with pytest.raises(ValueError, match="E012.*'mbr'.*members_mbr"):
+    with pytest.raises(ValueError, match="E011.*'mbr'.*members_mbr"):
         register_decoder("my_mbr", members_mbr, kind="members", aliases=("mbr",))
-    with pytest.raises(ValueError, match="E012.*'kind'"):
+    with pytest.raises(ValueError, match="E011.*'kind'"):
         register_decoder("mine", members_mbr, kind="forest")
 
 

@@ -83,7 +83,7 @@ def test_contract_same_random_state_same_bytes_and_refit_forgets():
 )
 def test_invalid_parameters_fail_before_fitting(params):
     estimator = small_estimator(**params)  # no validation in __init__
-    with pytest.raises(ValueError, match=f"E012.*'{next(iter(params))}'"):
+    with pytest.raises(ValueError, match=f"E011.*'{next(iter(params))}'"):
         estimator.fit(TREES)
 
 
@@ -242,11 +242,11 @@ def test_dropout_projects_the_kept_features():
 )
 def test_noisy_ensemble_rejects_bad_parameters(params):
     ensemble = NoisyEnsemble(**params)  # no validation in __init__
-    with pytest.raises(ValueError, match=f"E012.*'{next(iter(params))}'"):
+    with pytest.raises(ValueError, match=f"E011.*'{next(iter(params))}'"):
         ensemble.fit(TREES)
 
 
 def test_noisy_ensemble_checks_its_members_parameters():
     ensemble = NoisyEnsemble(estimator=small_estimator(smoothing=2.0), n_models=1)
-    with pytest.raises(ValueError, match="E012.*'smoothing'"):
+    with pytest.raises(ValueError, match="E011.*'smoothing'"):
         ensemble.fit(TREES)

@@ -152,7 +152,7 @@ def test_tag_phrase_model_saves_and_loads(treebank, tmp_path):
 def test_count_rules_still_rejects_unmarked_clashes(treebank):
     # the estimators mark clashing phrases; a caller counting unmarked trees is told how
     transformed = TransformPipeline(TransformSpec(v_markov=1)).apply_all(treebank)
-    with pytest.raises(ValueError, match="E206.*both POS tags and phrases.*transform_treebank"):
+    with pytest.raises(ValueError, match="E029.*both POS tags and phrases.*transform_treebank"):
         count_rules(transformed)
 
 

@@ -83,7 +83,7 @@ def test_each_seed_checkpoints_in_its_own_folder(ptb_150, tmp_path, monkeypatch)
     [{"n_models": 0}, {"n_jobs": 0}, {"estimator": SplitMergeEstimator(n_cycles=-1)}],
 )
 def test_bad_params_raise_before_fitting(params, ptb_150):
-    with pytest.raises(ValueError, match="E012"):
+    with pytest.raises(ValueError, match="E011"):
         SeedProduct(**params).fit(ptb_150)
 
 

@@ -226,6 +226,6 @@ def test_one_svd_serves_every_smaller_number_of_states():
 def test_invalid_parameters_fail_in_fit_naming_the_parameter(params):
     estimator = small_estimator(**params)  # no validation in __init__
     (name,) = params
-    code = "E214" if name == "random_state" else f"E012.*'{name}'"
+    code = "E404" if name == "random_state" else f"E011.*'{name}'"
     with pytest.raises(ValueError, match=code):
         estimator.fit(TREES)

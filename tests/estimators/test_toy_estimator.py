@@ -72,14 +72,14 @@ def toy():
 def test_toy_is_registered_by_its_name(toy):
     assert "toy" in estimator_names() and get_estimator("toy") is toy
     assert type(Recipe(estimator="toy").make_estimator()) is toy
-    with pytest.raises(ValueError, match=r"E012.*'n_models': 1, unless"):
+    with pytest.raises(ValueError, match=r"E011.*'n_models': 1, unless"):
         Recipe(estimator="toy", n_models=2)
 
 
 def test_toy_constraints_and_lexicon_are_checked_at_fit(toy, ptb_small):
-    with pytest.raises(ValueError, match=r"E012.*0.0 for 'power': a number > 0"):
+    with pytest.raises(ValueError, match=r"E011.*0.0 for 'power': a number > 0"):
         toy(power=0.0).fit(ptb_small[0][:5])
-    with pytest.raises(ValueError, match=r"E012.*'rare_threshold'"):
+    with pytest.raises(ValueError, match=r"E011.*'rare_threshold'"):
         toy(lexicon={"rare_threshold": -1}).fit(ptb_small[0][:5])
 
 

@@ -103,7 +103,7 @@ def test_cfg_without_extra_grammars(model_members, fuzz_dir, load):
 @given(data=st.data(), model=MODELS, noise=st.binary(max_size=200))
 def test_a_linked_member_is_refused_unread(model_members, fuzz_dir, data, model, noise):
     """A file, or a folder on its way, replaced by a link (out of the directory, or to
-    another of its files) is refused by name (E218): its target is never read, so no
+    another of its files) is refused by name (E131): its target is never read, so no
     error message quotes it."""
     members = dict(model_members[model])
     content = b'{"format": "PRIVATE' + noise + b'"}'
@@ -126,7 +126,7 @@ def test_a_linked_member_is_refused_unread(model_members, fuzz_dir, data, model,
         target = directory / "elsewhere.bin"
         target.write_bytes(content)
     path.symlink_to(target, target_is_directory=target.is_dir())
-    with pytest.raises(GrammarError, match="E218") as error:
+    with pytest.raises(GrammarError, match="E131") as error:
         ParsingModel.from_disk(directory)
     message = str(error.value)
     assert f"'{linked}'" in message and "target" not in message

@@ -131,7 +131,7 @@ def test_open_treebank_on_a_path(seeds, fuzz_dir, data, encoding):
         trees, scheme = found
         assert trees and scheme in ("penn", "floresta", "cess")
     else:
-        assert isinstance(error, ValueError), repr(error)  # format errors, E022 no trees
+        assert isinstance(error, ValueError), repr(error)  # format errors, E021 no trees
 
 
 @fuzz(30)

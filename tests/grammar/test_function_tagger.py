@@ -232,7 +232,7 @@ def test_active_labeller_follows_the_setting(train, labeller):
     for parts, expected in (((keep, latent), None), ((keep, strip), tagger)):
         combined = combine_models(parts).with_function_labeller(tagger, "auto")
         assert combined.active_labeller is expected
-    with pytest.raises(GrammarError, match="E210.*function_labels"):
+    with pytest.raises(GrammarError, match="E127.*function_labels"):
         keep.with_function_labeller(tagger, "both")
 
 
@@ -250,7 +250,7 @@ def test_combination_keeps_the_first_labeller_and_members_have_none(train, model
     assert combined.function_labels == model.function_labels
     assert all(part.labeller is None for part in combined.parts)
     assert ParsingModel.from_bytes(combined.to_bytes()) == combined
-    with pytest.raises(GrammarError, match="E210.*function labeller of its own"):
+    with pytest.raises(GrammarError, match="E127.*function labeller of its own"):
         other.with_members([model], "product")
 
 
@@ -283,7 +283,7 @@ def test_tagger_checks_its_parts(change, message):
         "params": {},
     }
     parts.update(change)
-    with pytest.raises(GrammarError, match=f"E216.*{message}"):
+    with pytest.raises(GrammarError, match=f"E129.*{message}"):
         FunctionTagger(**parts)
 
 
@@ -291,9 +291,9 @@ def test_model_refuses_a_labeller_of_another_scheme(model, labeller):
     floresta = FunctionTagger(
         "floresta", "first", ["a"], [(), ("SUBJ",)], np.zeros((1, 1)), np.zeros(1)
     )
-    with pytest.raises(GrammarError, match="E210.*'floresta'"):
+    with pytest.raises(GrammarError, match="E127.*'floresta'"):
         model.with_function_labeller(floresta)
-    with pytest.raises(GrammarError, match="E210.*FunctionTagger"):
+    with pytest.raises(GrammarError, match="E127.*FunctionTagger"):
         model.with_function_labeller(labeller)  # the estimator, not what it learned
 
 
@@ -332,22 +332,22 @@ def _first_class(data: dict, value) -> None:
 
 DAMAGE = [
     (lambda p: (p / ARRAYS).unlink(), r"missing (file )?function_labeller\.npz"),
-    (lambda p: (p / INDEX).write_text("[1"), r"E217.*function_labeller\.json is not valid JSON"),
-    (lambda p: (p / ARRAYS).write_bytes(b"PK\x03\x04broken"), r"E217.*not a readable zip"),
+    (lambda p: (p / INDEX).write_text("[1"), r"E130.*function_labeller\.json is not valid JSON"),
+    (lambda p: (p / ARRAYS).write_bytes(b"PK\x03\x04broken"), r"E130.*not a readable zip"),
     (
         lambda p: (p / ARRAYS).write_bytes((p / ARRAYS).read_bytes()[:-200]),
-        r"E217.*function_labeller\.npz",
+        r"E130.*function_labeller\.npz",
     ),
-    (lambda p: _edit_json(p / INDEX, lambda d: d.update(format="x")), "E217.*not the index"),
-    (lambda p: _edit_json(p / INDEX, lambda d: d.update(format_version=2)), "E208.*version 2"),
-    (lambda p: _edit_json(p / INDEX, lambda d: d.update(format_version="1")), "E215"),
+    (lambda p: _edit_json(p / INDEX, lambda d: d.update(format="x")), "E130.*not the index"),
+    (lambda p: _edit_json(p / INDEX, lambda d: d.update(format_version=2)), "E125.*version 2"),
+    (lambda p: _edit_json(p / INDEX, lambda d: d.update(format_version="1")), "E128"),
     (lambda p: _edit_json(p / INDEX, lambda d: d.update(head_rules=None)), "'head_rules'"),
-    (lambda p: _edit_json(p / INDEX, lambda d: d.update(head_rules="mid")), "E217.*E216.*head"),
+    (lambda p: _edit_json(p / INDEX, lambda d: d.update(head_rules="mid")), "E130.*E129.*head"),
     (lambda p: _edit_json(p / INDEX, lambda d: d.update(features={"a": 1})), "'features'"),
-    (lambda p: _edit_json(p / INDEX, lambda d: d["features"].pop()), r"E217.*coef\.npy has shape"),
+    (lambda p: _edit_json(p / INDEX, lambda d: d["features"].pop()), r"E130.*coef\.npy has shape"),
     (lambda p: _edit_json(p / INDEX, lambda d: d["features"].__setitem__(0, 7)), "strings"),
     (lambda p: _edit_json(p / INDEX, lambda d: d.update(classes="SBJ")), "'classes'"),
-    (lambda p: _edit_json(p / INDEX, lambda d: _first_class(d, ["SBJ"])), "E216.*twice"),
+    (lambda p: _edit_json(p / INDEX, lambda d: _first_class(d, ["SBJ"])), "E129.*twice"),
     (lambda p: _edit_json(p / INDEX, lambda d: d["classes"].pop()), "rows"),
     (lambda p: _edit_json(p / INDEX, lambda d: d.update(coef=[1])), "'coef' must be"),
     (lambda p: _edit_json(p / INDEX, lambda d: d["coef"].update(rows=1)), "'coef' must be"),
@@ -359,27 +359,27 @@ DAMAGE = [
     (lambda p: _edit_json(p / INDEX, lambda d: d.update(params=[])), "'params'"),
     (
         lambda p: _edit_json(p / INDEX, lambda d: d.update(features=["x"] * 10**5)),
-        r"E217.*coef\.npy has shape",  # checked before anything of that size is made
+        r"E130.*coef\.npy has shape",  # checked before anything of that size is made
     ),
     (lambda p: _rewrite_arrays(p, coef=np.array([object()])), "'object' values, expected float64"),
     (lambda p: _rewrite_arrays(p, intercept=np.zeros(2, np.float32)), "float64"),
     (lambda p: _rewrite_arrays(p, extra=np.zeros(1)), "unexpected or repeated member"),
-    (_fake_header, r"E217.*coef\.npy has shape"),
+    (_fake_header, r"E130.*coef\.npy has shape"),
     (
         lambda p: _edit_json(p / "cfg.json", lambda d: d["function_labeller"].update(classes=2)),
-        r"E207.*cfg\.json says the function labeller has 2 classes",
+        r"E124.*cfg\.json says the function labeller has 2 classes",
     ),
     (
         lambda p: _edit_json(p / "cfg.json", lambda d: d.update(function_labeller=[1])),
-        "E207.*'function_labeller' entry",
+        "E124.*'function_labeller' entry",
     ),
     (
         lambda p: _edit_json(p / "cfg.json", lambda d: d.update(function_labeller=None)),
-        "E207.*'function_labeller' entry",
+        "E124.*'function_labeller' entry",
     ),
     (
         lambda p: _edit_json(p / "cfg.json", lambda d: d.update(function_labels="both")),
-        "E207.*'function_labels' must be",
+        "E124.*'function_labels' must be",
     ),
 ]
 
@@ -407,7 +407,7 @@ def test_crafted_sparse_positions_are_refused(model):
         member = io.BytesIO()
         np.save(member, bad.astype(np.int64))
         crafted = {**files, ARRAYS: pack_zip({**arrays, "coef_positions.npy": member.getvalue()})}
-        with pytest.raises(GrammarError, match="E217.*coef_positions must increase"):
+        with pytest.raises(GrammarError, match="E130.*coef_positions must increase"):
             FunctionTagger.from_members(crafted, "crafted")
 
 

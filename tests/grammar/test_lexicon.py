@@ -149,7 +149,7 @@ def test_signatures_choice(signature, language, expected):
 
 
 def test_signatures_unknown_scheme():
-    with pytest.raises(ValueError, match="E012"):
+    with pytest.raises(ValueError, match="E011"):
         get_signatures("stanford", "en", 3)
 
 
@@ -233,9 +233,9 @@ def test_lexicon_latent_state_weights():
 
 
 def test_lexicon_fit_counts_checks_weights():
-    with pytest.raises(ValueError, match="E204"):
+    with pytest.raises(ValueError, match="E122"):
         Lexicon().fit_counts({("dog", "NN", False): [1.0, 2.0]})
-    with pytest.raises(ValueError, match="E206"):
+    with pytest.raises(ValueError, match="E029"):
         Lexicon().fit_counts({})
 
 
@@ -244,7 +244,7 @@ def test_lexicon_fit_counts_checks_weights():
                    ("signature", "x"), ("smooth_threshold", True)],
 )  # fmt: skip
 def test_lexicon_checks_config(name, value):
-    with pytest.raises(ValueError, match="E012"):
+    with pytest.raises(ValueError, match="E011"):
         Lexicon(**{name: value})
 
 
@@ -266,7 +266,7 @@ def test_lexicon_class_names_never_collide_with_words():
 
 
 def test_lexicon_unfitted():
-    with pytest.raises(ValueError, match="E203"):
+    with pytest.raises(ValueError, match="E121"):
         Lexicon().entry("dog", 0)
 
 
@@ -304,13 +304,13 @@ def test_lexicon_use_tags():
     assert len(ignored.tags) == 1 + 1 + 4
     partly = lexicon.lexical_scores(grammar, words, ["DT", None, ""], use_tags="constrain")
     assert len(partly.tags) == 1 + 1 + 4
-    with pytest.raises(ValueError, match="E202"):
+    with pytest.raises(ValueError, match="E120"):
         lexicon.lexical_scores(grammar, words, use_tags="constrain")
-    with pytest.raises(ValueError, match="E202"):
+    with pytest.raises(ValueError, match="E120"):
         lexicon.lexical_scores(grammar, words, ["DT"])
-    with pytest.raises(ValueError, match="E202"):
+    with pytest.raises(ValueError, match="E120"):
         lexicon.lexical_scores(grammar, [])
-    with pytest.raises(ValueError, match="E012"):
+    with pytest.raises(ValueError, match="E011"):
         lexicon.lexical_scores(grammar, words, use_tags="reweight")
 
 
@@ -382,7 +382,7 @@ def test_lexicon_dict_roundtrip():
         vars(restored.lexical_scores(grammar, words)).values(),
     ):
         assert np.array_equal(a, b)
-    with pytest.raises(ValueError, match="E201"):
+    with pytest.raises(ValueError, match="E119"):
         restored.lexical_arrays(grammar.symbols)
 
 
@@ -398,12 +398,12 @@ def test_lexicon_dict_roundtrip():
 )
 def test_lexicon_from_dict_rejects_bad_data(change):
     data = {**fitted().to_dict(), **change}
-    with pytest.raises(ValueError, match="E204"):
+    with pytest.raises(ValueError, match="E122"):
         Lexicon.from_dict(data)
 
 
 def test_lexicon_check_against_grammar():
     grammar = grammar_for(fitted())
     other = Lexicon(**HAND).fit(SENTENCES[:2])
-    with pytest.raises(ValueError, match="E205"):
+    with pytest.raises(ValueError, match="E123"):
         other.check(grammar)

@@ -100,8 +100,8 @@ def test_lpcfg_unary_cycle_is_named():
         ({"binary": {("S", "N", 99): 1.0}}, "E106"),
         ({"binary": {("S", "N", "N"): np.ones(3)}}, "E111"),
         ({"binary": {("S", "N", "N"): np.inf}}, "E110"),
-        ({"lexical": {("N", "cow"): 1.0}, "words": ["dog"]}, "E122"),
-        ({"words": ["dog", "dog"]}, "E122"),
+        ({"lexical": {("N", "cow"): 1.0}, "words": ["dog"]}, "E118"),
+        ({"words": ["dog", "dog"]}, "E118"),
     ],
 )
 def test_lpcfg_invalid_rules(rules, code):

@@ -79,7 +79,7 @@ def _link_out(path: Path, member: str, outside: Path) -> None:
 
 def _check_refused(error: pytest.ExceptionInfo, path: Path, member: str) -> None:
     message = str(error.value)
-    assert "E218" in message and str(path) in message and member in message
+    assert "E131" in message and str(path) in message and member in message
     assert "elsewhere" not in message and SECRET not in message
 
 
@@ -153,7 +153,7 @@ def test_model_refuses_a_link_within_its_directory(models, tmp_path):
     (path / "copy.json").write_bytes((path / "lexicon.json").read_bytes())
     (path / "lexicon.json").unlink()
     (path / "lexicon.json").symlink_to("copy.json")
-    with pytest.raises(GrammarError, match="E218"):
+    with pytest.raises(GrammarError, match="E131"):
         ParsingModel.from_disk(path)
 
 
@@ -193,10 +193,10 @@ def test_treebank_name_of_a_corpus_or_a_path(tmp_path):
 
 def test_combine_refuses_models_of_other_languages(models, trees):
     icelandic = _mle(trees, language="is", transform=TransformSpec(binarization="left"))
-    with pytest.raises(GrammarError, match="E219") as error:
+    with pytest.raises(GrammarError, match="E132") as error:
         combine_models([models["mle"], icelandic])
     assert "'en'" in str(error.value) and "'is'" in str(error.value)
-    with pytest.raises(GrammarError, match="E219"):  # members are checked too
+    with pytest.raises(GrammarError, match="E132"):  # members are checked too
         combine_models([icelandic, models["members"]])
     combined = combine_models([models["mle"], icelandic], force=True)
     assert [part.language for part in combined.parts] == ["en", "is"]
@@ -206,7 +206,7 @@ def test_combine_refuses_models_of_other_treebanks(models, trees):
     """Both "penn" scheme and (without --language) English: only the treebank tells."""
     ptb = models["mle"].with_treebank("ptb_sample")
     icepahc = _mle(trees, transform=TransformSpec(binarization="left")).with_treebank("icepahc")
-    with pytest.raises(GrammarError, match="E219") as error:
+    with pytest.raises(GrammarError, match="E132") as error:
         combine_models([ptb, icepahc])
     assert "'ptb_sample'" in str(error.value) and "'icepahc'" in str(error.value)
     assert combine_models([ptb, icepahc], force=True).members[0].treebank == "icepahc"
@@ -225,7 +225,7 @@ def test_combine_treats_a_missing_treebank_as_unknown(models, tmp_path):
 
 
 def test_a_treebank_that_is_no_string_is_refused(models):
-    with pytest.raises(GrammarError, match="E210.*treebank"):
+    with pytest.raises(GrammarError, match="E127.*treebank"):
         models["mle"]._replace(training={**models["mle"].training, "treebank": 3})
 
 

@@ -99,5 +99,5 @@ def test_projection_rejects_latent_grammars():
         lexical={("NN", "x"): 1.0},
         words=["x"],
     )
-    with pytest.raises(GrammarError, match="E401"):
+    with pytest.raises(GrammarError, match="E133"):
         merge_symbols(latent, list(symbols.names))

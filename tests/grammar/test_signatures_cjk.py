@@ -144,9 +144,9 @@ def test_cjk_choice_is_saved_and_restored():
     assert restored.unknown_entry("经验", 0) == lexicon.unknown_entry("经验", 0) == "UNK-HAN-2~…验"
     assert restored.unknown_entry("检验过", 3) == "UNK-HAN"
     for bad in ("auto", "stanford", 3):
-        with pytest.raises(ValueError, match="E204"):
+        with pytest.raises(ValueError, match="E122"):
             Lexicon.from_dict({**data, "signatures": bad})
-    with pytest.raises(ValueError, match="E204"):  # a scheme the configuration excludes
+    with pytest.raises(ValueError, match="E122"):  # a scheme the configuration excludes
         Lexicon.from_dict({**data, "config": {**data["config"], "signature": "generic"}})
 
 

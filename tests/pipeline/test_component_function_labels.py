@@ -81,9 +81,9 @@ def test_a_registered_labeller_block_sets_its_parameters(ptb_small, gold_example
 
 def test_bad_function_labeller_settings(tmp_path, ptb_small, gold_examples):
     nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match="E514.*'yes'.*FunctionLabeller.v1"):
+    with pytest.raises(ValueError, match="E714.*'yes'.*FunctionLabeller.v1"):
         nlp.add_pipe("lpcfg_parser", config={"function_labeller": "yes"})
-    with pytest.raises(ValueError, match="E012.*'both' for 'function_labels'"):
+    with pytest.raises(ValueError, match="E011.*'both' for 'function_labels'"):
         nlp.add_pipe("lpcfg_parser", config={"function_labels": "both"})
     trainer = spacy.blank("en")
     trainer.add_pipe("lpcfg_parser")
@@ -92,7 +92,7 @@ def test_bad_function_labeller_settings(tmp_path, ptb_small, gold_examples):
     trainer.get_pipe("lpcfg_parser").parsing_model.to_disk(tmp_path / "grammar")
     config = {"model": str(tmp_path / "grammar"), "function_labeller": True}
     nlp.add_pipe("lpcfg_parser", config=config)
-    with pytest.raises(ValueError, match="E515.*--function-labeller"):
+    with pytest.raises(ValueError, match="E715.*--function-labeller"):
         nlp.initialize()
 
 

@@ -63,12 +63,12 @@ def test_docs_doc_trees_skip_whitespace_and_split_sentences(vocab):
 def test_docs_doc_trees_errors(vocab):
     doc = Doc(vocab, words=["a", "b", "c"], tags=["DT", "NN", ""], sent_starts=[True, False, True])
     doc.spans["constituents"] = [Span(doc, 0, 2, label="NP"), Span(doc, 1, 3, label="X")]
-    with pytest.raises(ValueError, match="E506"):  # X crosses the sentence boundary
+    with pytest.raises(ValueError, match="E706"):  # X crosses the sentence boundary
         doc_trees(doc, by_sentence=True)
-    with pytest.raises(ValueError, match="E504"):  # NP and X cross
+    with pytest.raises(ValueError, match="E704"):  # NP and X cross
         doc_trees(doc)
     doc.spans["constituents"] = [Span(doc, 0, 3, label="NP")]
-    with pytest.raises(ValueError, match="E505"):  # training needs every tag
+    with pytest.raises(ValueError, match="E705"):  # training needs every tag
         doc_trees(doc, missing_tag=None)
     assert doc_trees(doc)[0].tags() == ["DT", "NN", "XX"]
 
@@ -82,7 +82,7 @@ def test_docs_sentence_leaves(vocab):
     nlp = spacy.blank("en")
     doc = nlp("One two.  Three")
     assert sentence_leaves(doc, "doc", "p") == [(0, [0, 1, 2, 4])]
-    with pytest.raises(ValueError, match="E502"):
+    with pytest.raises(ValueError, match="E702"):
         sentence_leaves(doc, "error", "p")
     assert sentence_leaves(nlp(""), "error", "p") == []
     nlp.add_pipe("sentencizer")

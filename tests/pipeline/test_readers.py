@@ -32,7 +32,7 @@ def test_readers_treebank_corpus_reads_files_and_refuses_spacy_files(data_dir, t
     reader = registry.readers.get("spacy_lpcfg.TreebankCorpus.v1")
     examples = list(reader(str(data_dir / "ptb_sample" / "wsj_0001.mrg"))(spacy.blank("en")))
     assert len(examples) == 2 and examples[0].reference[0].text == "Pierre"
-    with pytest.raises(ValueError, match="E510.*spacy.Corpus.v1"):
+    with pytest.raises(ValueError, match="E710.*spacy.Corpus.v1"):
         reader(str(tmp_path / "train.spacy"))
     with pytest.raises(ValueError, match="E006"):
         list(reader("no_such_corpus")(spacy.blank("en")))

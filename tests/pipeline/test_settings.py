@@ -30,7 +30,7 @@ def add_parser(**config):
 
 def test_settings_model_that_does_not_exist(tmp_path):
     missing = tmp_path / "no" / "such_model"
-    with pytest.raises(ValueError, match="E511") as error:
+    with pytest.raises(ValueError, match="E711") as error:
         add_parser(model=str(missing))
     message = str(error.value)
     assert f"'{missing}', which does not exist" in message
@@ -41,7 +41,7 @@ def test_settings_model_that_does_not_exist(tmp_path):
 def test_settings_model_that_is_no_model_directory(tmp_path, model_dir):
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(ValueError, match="E512") as error:
+    with pytest.raises(ValueError, match="E712") as error:
         add_parser(model=str(empty))
     assert f"'{empty}', which is not a model directory (no cfg.json, transforms.json" in str(
         error.value
@@ -49,14 +49,14 @@ def test_settings_model_that_is_no_model_directory(tmp_path, model_dir):
     assert "spacy-lpcfg train CORPUS MODEL_DIR" in str(error.value)
     with pytest.raises(
         ValueError,
-        match=r"E512.*cfg\.json', which is not a model directory "
+        match=r"E712.*cfg\.json', which is not a model directory "
         r"\(a file, not a directory\)",
     ):
         add_parser(model=str(model_dir / "cfg.json"))
     partial = tmp_path / "partial"
     shutil.copytree(model_dir, partial)
     (partial / "lexicon.json").unlink()
-    with pytest.raises(ValueError, match=r"E512.*\(no lexicon\.json\)"):
+    with pytest.raises(ValueError, match=r"E712.*\(no lexicon\.json\)"):
         add_parser(model=str(partial))
     assert add_parser(model=str(model_dir)).model_path == model_dir  # the real one is fine
 
@@ -64,17 +64,17 @@ def test_settings_model_that_is_no_model_directory(tmp_path, model_dir):
 def test_settings_model_pointing_at_a_saved_pipeline_says_where_the_grammar_is(
     ptb_pipeline_dir, model_dir
 ):
-    with pytest.raises(ValueError, match="E512") as error:
+    with pytest.raises(ValueError, match="E712") as error:
         add_parser(model=str(ptb_pipeline_dir))
     assert f"spacy.load('{ptb_pipeline_dir}')" in str(error.value)
     assert f"its grammar is in '{model_dir}'" in str(error.value)
-    with pytest.raises(ValueError, match=f"E512.*Its grammar is in '{model_dir}'"):
+    with pytest.raises(ValueError, match=f"E712.*Its grammar is in '{model_dir}'"):
         add_parser(model=str(model_dir.parent))
 
 
 @pytest.mark.parametrize("threshold", [-0.1, -1e-9, 1.0, 5.0])
 def test_settings_prune_threshold_outside_zero_one(threshold):
-    with pytest.raises(ValueError, match="E513") as error:
+    with pytest.raises(ValueError, match="E713") as error:
         add_parser(prune_threshold=threshold)
     message = str(error.value)
     assert f"Invalid prune_threshold {threshold!r} for 'lpcfg_parser'" in message
@@ -96,7 +96,7 @@ def test_settings_prune_threshold_nan():
         "max_length": 150,
         "missing_sentences": "doc",
     }
-    with pytest.raises(ValueError, match="E513.*nan"):
+    with pytest.raises(ValueError, match="E713.*nan"):
         LPCFGParser(spacy.blank("en").vocab, prune_threshold=math.nan, **settings)
 
 
@@ -109,12 +109,12 @@ def test_settings_prune_threshold_accepted_and_used(model_dir, threshold):
 @pytest.mark.parametrize(
     "config, message",
     [
-        ({"decoder": "cky"}, r"E012.*'cky' for 'decoder': one of 'auto', .*'max_rule'"),
-        ({"max_length": 0}, r"E012.*0 for 'max_length': an int >= 1"),
-        ({"max_length": -3}, r"E012.*-3 for 'max_length'"),
-        ({"max_length": "10"}, r"E012.*'10' for 'max_length'"),
-        ({"spans_key": ""}, r"E012.*'' for 'spans_key'"),
-        ({"use_tags": "yes"}, r"E012.*'yes' for 'use_tags'"),
+        ({"decoder": "cky"}, r"E011.*'cky' for 'decoder': one of 'auto', .*'max_rule'"),
+        ({"max_length": 0}, r"E011.*0 for 'max_length': an int >= 1"),
+        ({"max_length": -3}, r"E011.*-3 for 'max_length'"),
+        ({"max_length": "10"}, r"E011.*'10' for 'max_length'"),
+        ({"spans_key": ""}, r"E011.*'' for 'spans_key'"),
+        ({"use_tags": "yes"}, r"E011.*'yes' for 'use_tags'"),
     ],
 )
 def test_settings_other_bad_values(config, message):
@@ -130,7 +130,7 @@ def test_settings_are_checked_when_a_config_is_loaded(tmp_path):
         "factory": "lpcfg_parser",
         "model": str(tmp_path / "gone"),
     }
-    with pytest.raises(ValueError, match="E511.*gone"):
+    with pytest.raises(ValueError, match="E711.*gone"):
         load_model_from_config(config, auto_fill=True)
 
 
@@ -152,7 +152,7 @@ def test_settings_saved_pipeline_loads_without_the_original_model(model_dir, tmp
     assert sourced("Investors bought shares .")[:]._.parse_string == expected
     # ...but a component added to the loaded pipeline is new, and checked.
     loaded.remove_pipe("lpcfg_parser")
-    with pytest.raises(ValueError, match="E511"):
+    with pytest.raises(ValueError, match="E711"):
         loaded.add_pipe("lpcfg_parser", config={"model": str(copy)})
 
 

@@ -106,7 +106,7 @@ def test_a_trace_of_an_older_version_is_refused(tmp_path):
 
     path = tmp_path / "trace.jsonl"
     path.write_text(json.dumps({"trace": 1, "fingerprint": "f"}) + "\n", encoding="utf8")
-    with pytest.raises(ValueError, match=rf"E801.*version {TRACE_VERSION}"):
+    with pytest.raises(ValueError, match=rf"E601.*version {TRACE_VERSION}"):
         Trace(path, "f", resume=True)
     path.write_text(json.dumps({"trace": TRACE_VERSION, "fingerprint": "f"}) + "\n")
     assert Trace(path, "f", resume=True).records == []

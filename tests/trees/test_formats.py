@@ -134,14 +134,14 @@ def test_formats_reader_arguments_are_checked(tmp_path):
     path = write(tmp_path, "a.mrg", "( (S (NN a)))\n")
     with pytest.raises(ValueError, match="E003"):
         TreebankReader(path, "tiger")
-    with pytest.raises(ValueError, match="E012"):
+    with pytest.raises(ValueError, match="E011"):
         TreebankReader(path, errors="ignore")
-    with pytest.raises(FileNotFoundError, match="E016"):
+    with pytest.raises(FileNotFoundError, match="E015"):
         TreebankReader(tmp_path / "missing.mrg")
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "README").write_text("not a treebank")
-    with pytest.raises(FileNotFoundError, match="E018"):
+    with pytest.raises(FileNotFoundError, match="E017"):
         TreebankReader(empty)
 
 
@@ -172,7 +172,7 @@ def test_formats_reader_scheme(tmp_path):
     write(tmp_path, "a.mrg", "( (S (NN a)))\n")
     assert TreebankReader(tmp_path).scheme == "penn"
     write(tmp_path, "b.tbf", "(\n  (S (ncms000 a a)))\n")
-    with pytest.raises(ValueError, match="E019"):
+    with pytest.raises(ValueError, match="E018"):
         TreebankReader(tmp_path).scheme  # noqa: B018
 
 

@@ -173,7 +173,7 @@ def test_initial_posteriors_mix_each_kept_sentence_with_its_own_tree():
 
 
 def test_a_corpus_without_words_is_refused_by_name():
-    with pytest.raises(ValueError, match="E251.*CCM.*'. !'"):
+    with pytest.raises(ValueError, match="E505.*CCM.*'. !'"):
         CCM().fit([[(".", "."), ("!", ".")]])
     # one word type is enough (the spectral learner's vectors come from a dense SVD)
     model = CCM().fit([[("a", "D")]] * 5)

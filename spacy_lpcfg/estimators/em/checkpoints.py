@@ -162,7 +162,7 @@ class CheckpointFolder:
         found = record.get("fingerprint")
         if found != self.fingerprint:
             raise ValueError(
-                Errors.E313.format(path=self.folder, detail=_differences(found, self.fingerprint))
+                Errors.E407.format(path=self.folder, detail=_differences(found, self.fingerprint))
             )
         try:
             cycle, best_cycle = int(record["cycle"]), record.get("best_cycle")
@@ -170,7 +170,7 @@ class CheckpointFolder:
             cycle_seconds = [float(seconds) for seconds in record["cycle_seconds"]]
         except (KeyError, TypeError, ValueError) as err:
             detail = f"{INDEX} lacks or garbles {err}"
-            raise ValueError(Errors.E312.format(path=self.folder, detail=detail)) from None
+            raise ValueError(Errors.E406.format(path=self.folder, detail=detail)) from None
         last = self._read_cycle(record, cycle)
         best = None if best_cycle is None else self._read_cycle(record, int(best_cycle))
         return Checkpoint(last, best, random_state, history, cycle_seconds)
@@ -179,20 +179,20 @@ class CheckpointFolder:
         try:
             record = json.loads(self.index.read_bytes().decode("utf8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(Errors.E312.format(path=self.folder, detail=str(err))) from None
+            raise ValueError(Errors.E406.format(path=self.folder, detail=str(err))) from None
         if not isinstance(record, dict) or record.get("format") != CHECKPOINT_FORMAT:
             detail = f"{INDEX} is not a split-merge checkpoint index"
-            raise ValueError(Errors.E312.format(path=self.folder, detail=detail))
+            raise ValueError(Errors.E406.format(path=self.folder, detail=detail))
         version = record.get("format_version")
         if not isinstance(version, int) or version > CHECKPOINT_VERSION:
             raise ValueError(
-                Errors.E314.format(path=self.folder, found=version, supported=CHECKPOINT_VERSION)
+                Errors.E408.format(path=self.folder, found=version, supported=CHECKPOINT_VERSION)
             )
         return record
 
     def _read_cycle(self, record: Mapping[str, Any], cycle: int) -> CycleState:
         def fail(detail: str) -> ValueError:
-            return ValueError(Errors.E312.format(path=self.folder, detail=detail))
+            return ValueError(Errors.E406.format(path=self.folder, detail=detail))
 
         entry = record.get("files", {}).get(str(cycle))
         if not isinstance(entry, dict) or not {"name", "sha256"} <= set(entry):

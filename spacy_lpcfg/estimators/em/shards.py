@@ -363,7 +363,7 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool] | None:
         try:
             from distributed import Client
         except ImportError:
-            raise ValueError(Errors.E807) from None
+            raise ValueError(Errors.E412) from None
         return Client(scheduler, set_as_default=False), True
     return scheduler, False
 

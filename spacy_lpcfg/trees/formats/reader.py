@@ -72,7 +72,7 @@ class TreebankReader:
             raise ValueError(Errors.E003.format(name=format, known=", ".join(["auto", *FORMATS])))
         if errors not in ERROR_MODES:
             raise ValueError(
-                Errors.E012.format(value=errors, name="errors", expected="'raise' or 'skip'")
+                Errors.E011.format(value=errors, name="errors", expected="'raise' or 'skip'")
             )
         self.path = Path(path)
         self.format = format
@@ -84,7 +84,7 @@ class TreebankReader:
         if bracket_scheme not in set(FORMATS.values()):
             known = ", ".join(sorted(set(FORMATS.values())))
             raise ValueError(
-                Errors.E012.format(value=bracket_scheme, name="bracket_scheme", expected=known)
+                Errors.E011.format(value=bracket_scheme, name="bracket_scheme", expected=known)
             )
         self._schemes = {**FORMATS, "penn": bracket_scheme}
         self.files = treebank_files(self.path)
@@ -95,7 +95,7 @@ class TreebankReader:
         """The label scheme name of the files (an error if they differ)."""
         schemes = {self._schemes[self._format_of(file)] for file in self.files}
         if len(schemes) != 1:
-            raise ValueError(Errors.E019.format(path=self.path, schemes=", ".join(sorted(schemes))))
+            raise ValueError(Errors.E018.format(path=self.path, schemes=", ".join(sorted(schemes))))
         return schemes.pop()
 
     def __iter__(self) -> Iterator[Tree]:
@@ -172,7 +172,7 @@ def treebank_files(path: str | Path) -> list[Path]:
     if path.is_file():
         return [path]
     if not path.is_dir():
-        raise DataNotFoundError(Errors.E016.format(path=path))
+        raise DataNotFoundError(Errors.E015.format(path=path))
     files = [
         file
         for file in path.rglob("*")
@@ -181,7 +181,7 @@ def treebank_files(path: str | Path) -> list[Path]:
         and file.is_file()
     ]
     if not files:
-        raise DataNotFoundError(Errors.E018.format(suffixes=" ".join(TREEBANK_SUFFIXES), path=path))
+        raise DataNotFoundError(Errors.E017.format(suffixes=" ".join(TREEBANK_SUFFIXES), path=path))
     return sorted(files, key=lambda file: file.relative_to(path).as_posix())
 
 

@@ -39,7 +39,7 @@ def check_encoding(encoding: str) -> str:
         name = codecs.lookup(encoding).name
         _decodes_text(name)
     except (LookupError, TypeError, ValueError):
-        raise ValueError(Errors.E023.format(name=excerpt(str(encoding)))) from None
+        raise ValueError(Errors.E022.format(name=excerpt(str(encoding)))) from None
     return "utf-8-sig" if name == "utf-8" else name
 
 
@@ -90,7 +90,7 @@ def read_bytes(path: str | Path) -> bytes:
         return Path(path).read_bytes()
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        raise TreebankFormatError(Errors.E025.format(reason=reason), path=path) from None
+        raise TreebankFormatError(Errors.E024.format(reason=reason), path=path) from None
 
 
 def iter_lines(stream: BinaryIO, encoding: str, path: str | Path) -> Iterator[str]:
@@ -125,7 +125,7 @@ def _undecodable(
     line: str, offset: int, encoding: str, path: str | Path, number: int
 ) -> TreebankFormatError:
     near = _ESCAPED_BYTE.sub("\ufffd", line)
-    message = Errors.E017.format(
+    message = Errors.E016.format(
         byte=ord(line[offset]) - 0xDC00, encoding=encoding, near=excerpt(near, at=offset)
     )
     return TreebankFormatError(message, path=path, line=number, column=offset + 1)
