@@ -396,7 +396,7 @@ def test_cli_parse_warns_once_at_the_end_about_unknown_tags(small_model, tmp_pat
     assert result.exit_code == 0, result.output
     assert len(result.stdout.strip().split("\n\n")) == 2  # both sentences parsed
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("warning: [LPCFG-W010] 3 token(s)"), lines
+    assert len(lines) == 1 and lines[0].startswith("warning: [LPCFG-W301] 3 token(s)"), lines
     assert "'nn' on 'dog' (2 tokens; did you mean 'NN'?)" in lines[0]
     assert "'XYZ' on 'sleeps' (1 token)" in lines[0]
     text.write_text("the/DT dog/NN runs/VBZ ./.\n")
@@ -409,10 +409,10 @@ def test_parser_warns_once_and_counts_every_unknown_tag(small_model):
 
     parser = Parser(ParsingModel.from_disk(small_model))
     words = ["the", "dog", "runs", "."]
-    with pytest.warns(UserWarning, match=r"\[LPCFG-W010\] 1 token\(s\).*'XX' on 'dog'") as caught:
+    with pytest.warns(UserWarning, match=r"\[LPCFG-W301\] 1 token\(s\).*'XX' on 'dog'") as caught:
         parser.parse(words, ["DT", "XX", "VBZ", "."])
         parser.parse(words, ["DT", "XX", "YY", "."])
-    (warned,) = [w for w in caught if "[LPCFG-W010]" in str(w.message)]
+    (warned,) = [w for w in caught if "[LPCFG-W301]" in str(w.message)]
     assert warned.filename == __file__  # points at the caller
     assert parser.unknown_tags == {"XX": 2, "YY": 1}
     assert "3 token(s)" in parser.unknown_tags_warning()
@@ -435,9 +435,9 @@ def test_spacy_component_warns_once_about_unknown_tags(small_model):
     for doc in docs:
         for token, tag in zip(doc, ["DT", "QQ", "VBZ", "."]):
             token.tag_ = tag
-    with pytest.warns(UserWarning, match=r"\[LPCFG-W010\].*'QQ' on 'dog'") as caught:
+    with pytest.warns(UserWarning, match=r"\[LPCFG-W301\].*'QQ' on 'dog'") as caught:
         list(nlp.pipe(docs))
-    assert len([w for w in caught if "[LPCFG-W010]" in str(w.message)]) == 1
+    assert len([w for w in caught if "[LPCFG-W301]" in str(w.message)]) == 1
     assert nlp.get_pipe("lpcfg_parser").parser.unknown_tags == {"QQ": 2}
 
 

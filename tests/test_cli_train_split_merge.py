@@ -94,7 +94,7 @@ def test_resume_refuses_the_checkpoint_of_other_options(tmp_path, train_args, mo
     monkeypatch.undo()
     result = _train(out, train_args, "--n-cycles", "2", "--resume", "--random-state", "3")
     assert result.exit_code == 1
-    assert "[LPCFG-E313]" in result.stderr and "random_state 0 (now 3)" in result.stderr
+    assert "[LPCFG-E407]" in result.stderr and "random_state 0 (now 3)" in result.stderr
     assert not out.exists()
 
 

@@ -189,7 +189,7 @@ def test_history_read_from_a_model_and_from_checkpoints(on_dev, tmp_path):
 def test_no_history_errors_name_the_path(tmp_path):
     mle = tmp_path / "mle"
     MLEEstimator(open_class_threshold=1).fit(TREES).model_.to_disk(mle)
-    with pytest.raises(ValueError, match=r"\[LPCFG-E190\] .*mle has no .*'mle' estimator"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E501\] .*mle has no .*'mle' estimator"):
         read_training_history(mle)
     with pytest.raises(ValueError, match=r"E501.*neither a model's cfg.json nor"):
         read_training_history(tmp_path)
@@ -314,7 +314,7 @@ def test_cli_plot_training_errors(tmp_path):
     mle = tmp_path / "mle"
     MLEEstimator(open_class_threshold=1).fit(TREES).model_.to_disk(mle)
     result = _invoke("plot", "training", mle, tmp_path / "t.png")
-    assert result.exit_code == 1 and "[LPCFG-E190]" in result.stderr and str(mle) in result.stderr
+    assert result.exit_code == 1 and "[LPCFG-E501]" in result.stderr and str(mle) in result.stderr
     assert "'mle' estimator" in result.stderr and not (tmp_path / "t.png").exists()
     missing = _invoke("plot", "training", tmp_path / "nowhere", tmp_path / "t.png")
     assert missing.exit_code == 1 and "no such directory" in missing.stderr

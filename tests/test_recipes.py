@@ -256,9 +256,9 @@ def test_recipes_cli_four_way_recipe(tmp_path, data_dir):
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["--recipe", "best"], "[LPCFG-E012] Invalid value 'best' for 'recipe': one of default"),
+        (["--recipe", "best"], "[LPCFG-E011] Invalid value 'best' for 'recipe': one of default"),
         (["--recipe", "recommended", "--estimator", "mle"], "--n-models needs --estimator"),
-        (["--estimator", "em"], "[LPCFG-E012] Invalid value 'em' for 'estimator'"),
+        (["--estimator", "em"], "[LPCFG-E011] Invalid value 'em' for 'estimator'"),
     ],
 )
 def test_recipes_cli_bad_recipe_fails_before_reading(tmp_path, args, needle):

@@ -93,7 +93,7 @@ def unknown_tags_at_end(parser):
     """Hold back the parser's first unknown-tag warning (W301) during the block and
     report every such token once at its end."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W010]"))
+        warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W301]"))
         yield
     _report_unknown_tags(parser)
 

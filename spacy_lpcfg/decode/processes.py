@@ -73,7 +73,7 @@ def _load(model_dir: str, parser_options: dict[str, Any], kbest: int | None = No
     # Ctrl-C reaches the whole process group: the caller handles it and ends the pool;
     # unknown tags are the caller's to report, once for the run.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W010]"))
+    warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W301]"))
     try:
         _PARSER = Parser(ParsingModel.from_disk(model_dir), **parser_options)
     except Exception as error:  # a pool replaces a worker whose initializer fails, forever:

@@ -146,17 +146,17 @@ def test_resuming_with_other_trees_or_parameters_is_refused(tmp_path, ptb_150):
         estimator = SplitMergeEstimator(checkpoint_dir=folder, **{**SETTINGS, **params})
         return estimator.fit(trees, resume=True)
 
-    with pytest.raises(ValueError, match=r"\[LPCFG-E313\].*other training trees"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E407\].*other training trees"):
         resume(ptb_150[:149], n_cycles=2)
-    with pytest.raises(ValueError, match=r"\[LPCFG-E313\].*smoothing 0\.01 \(now 0\.02\)"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E407\].*smoothing 0\.01 \(now 0\.02\)"):
         resume(ptb_150, n_cycles=2, smoothing=0.02)
-    with pytest.raises(ValueError, match=r"\[LPCFG-E313\].*random_state 0 \(now 1\)"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E407\].*random_state 0 \(now 1\)"):
         resume(ptb_150, n_cycles=2, random_state=1)
-    with pytest.raises(ValueError, match=r"\[LPCFG-E313\].*rare_threshold"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E407\].*rare_threshold"):
         resume(ptb_150, n_cycles=2, rare_threshold=2)
-    with pytest.raises(ValueError, match=r"\[LPCFG-E313\].*split None \(now 'some'\)"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E407\].*split None \(now 'some'\)"):
         resume(ptb_150, n_cycles=2, split="some", merge_fraction=0.0)
-    with pytest.raises(ValueError, match=r"\[LPCFG-E315\].*cycle 1, beyond n_cycles=0"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E409\].*cycle 1, beyond n_cycles=0"):
         resume(ptb_150, n_cycles=0)
     assert (folder / INDEX).read_bytes() == saved  # refused runs leave it alone
     # split="all", the default, is not in the fingerprint: checkpoints written before
@@ -175,27 +175,27 @@ def test_damaged_or_newer_checkpoints_are_refused(tmp_path, ptb_150):
     data, record = cycle_file.read_bytes(), json.loads(index.read_text())
 
     cycle_file.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError, match=r"\[LPCFG-E312\].*cycle-001\.npz does not match"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E406\].*cycle-001\.npz does not match"):
         estimator.fit(ptb_150, resume=True)
     cycle_file.unlink()
-    with pytest.raises(ValueError, match=r"\[LPCFG-E312\].*cannot read cycle-001\.npz"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E406\].*cannot read cycle-001\.npz"):
         estimator.fit(ptb_150, resume=True)
     cycle_file.write_bytes(data)
     index.write_text('{"format": "spacy-lpcfg split-merge checkpoint", "format_vers')
-    with pytest.raises(ValueError, match=r"\[LPCFG-E312\]"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E406\]"):
         estimator.fit(ptb_150, resume=True)
     index.write_text(json.dumps({**record, "format_version": 99}))
-    with pytest.raises(ValueError, match=r"\[LPCFG-E314\].*format version 99"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E408\].*format version 99"):
         estimator.fit(ptb_150, resume=True)
     index.write_text(json.dumps({key: v for key, v in record.items() if key != "history"}))
-    with pytest.raises(ValueError, match=r"\[LPCFG-E312\].*history"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E406\].*history"):
         estimator.fit(ptb_150, resume=True)
     # without resuming, a new run replaces whatever is there
     assert estimator.fit(ptb_150).selected_cycle_ == 1 and latest_cycle(folder) == 1
 
 
 def test_resume_needs_a_folder_and_starts_afresh_in_an_empty_one(tmp_path, ptb_150):
-    with pytest.raises(ValueError, match=r"\[LPCFG-E311\]"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E405\]"):
         SplitMergeEstimator(n_cycles=1, **SETTINGS).fit(ptb_150, resume=True)
     fresh = SplitMergeEstimator(n_cycles=1, **SETTINGS).fit(ptb_150)
     resumed = SplitMergeEstimator(n_cycles=1, checkpoint_dir=tmp_path / "new", **SETTINGS)
@@ -315,17 +315,17 @@ def test_dev_sample_is_spread_over_the_dev_trees(ptb_150, load_corpus):
 
 def test_dev_trees_need_a_scorer_unless_the_choice_is_off(ptb_150, load_corpus):
     dev = load_corpus("ptb_sample", "dev")[:5]
-    with pytest.raises(ValueError, match=r"\[LPCFG-E316\]"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E410\]"):
         SplitMergeEstimator(n_cycles=1, **SETTINGS).fit(ptb_150, dev)
     estimator = SplitMergeEstimator(n_cycles=1, select_cycle_on_dev=False, **SETTINGS)
     assert estimator.fit(ptb_150, dev).history_["dev_f1"] == []
-    with pytest.raises(ValueError, match=r"\[LPCFG-E317\].*nan.*cycle 1"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E411\].*nan.*cycle 1"):
         SplitMergeEstimator(n_cycles=1, **SETTINGS).fit(
             ptb_150, dev, dev_scorer=ScoreByCycle(math.nan)
         )
-    with pytest.raises(ValueError, match=r"\[LPCFG-E012\].*select_cycle_on_dev"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E011\].*select_cycle_on_dev"):
         SplitMergeEstimator(select_cycle_on_dev="yes").fit(ptb_150)
-    with pytest.raises(ValueError, match=r"\[LPCFG-E012\].*dev_sample"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E011\].*dev_sample"):
         SplitMergeEstimator(dev_sample=0).fit(ptb_150)
 
 
@@ -351,7 +351,7 @@ def test_resume_keeps_the_best_cycle_of_before_the_interruption(tmp_path, ptb_15
     resumed = fit(3, checkpoint_dir=folder)
     assert_same_fit(resumed, full)
     assert sorted(p.name for p in folder.iterdir()) == [INDEX, "cycle-001.npz", "cycle-003.npz"]
-    with pytest.raises(ValueError, match=r"\[LPCFG-E313\].*other dev trees"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E407\].*other dev trees"):
         SplitMergeEstimator(n_cycles=3, checkpoint_dir=folder, **SETTINGS).fit(
             ptb_150, dev[:9], dev_scorer=fewer_states_better, resume=True
         )

@@ -83,7 +83,7 @@ def test_defaults_are_evalb_without_prm(tmp_path):
 def test_bad_prm_line_names_file_and_line(tmp_path, line, detail):
     prm = tmp_path / "bad.prm"
     prm.write_text(f"# header\nMAX_ERROR 10\n{line}\n")
-    with pytest.raises(ValueError, match=r"\[LPCFG-E014\]") as info:
+    with pytest.raises(ValueError, match=r"\[LPCFG-E013\]") as info:
         EvalbParams.from_prm(prm)
     message = str(info.value)
     assert str(prm) in message and "line 3" in message and detail in message
@@ -98,9 +98,9 @@ def test_get_params(tmp_path):
     prm.write_text("CUTOFF_LEN 15\n")
     assert get_params(prm).cutoff_len == 15
     assert get_params(str(prm), program="evalb_spmrl").label_cut_chars == "-=#"
-    with pytest.raises(ValueError, match=r"\[LPCFG-E013\]"):
-        get_params("colins")
     with pytest.raises(ValueError, match=r"\[LPCFG-E012\]"):
+        get_params("colins")
+    with pytest.raises(ValueError, match=r"\[LPCFG-E011\]"):
         get_params(prm, program="evalb_arabic")
 
 

@@ -130,7 +130,7 @@ def test_line_count_mismatch_is_reported():
     more_test = score_lines([line], [line, line])
     assert more_test.messages == ["2 : Number of lines unmatch (too many lines in test file)"]
     assert "=== Summary ===" in more_test.format()
-    with pytest.raises(ValueError, match=r"\[LPCFG-E015\]"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E014\]"):
         score_trees([parse_tree(line)], [])
 
 

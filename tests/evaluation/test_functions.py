@@ -62,5 +62,5 @@ def test_unscored_pairs():
     assert (scores.sentences, scores.scored_sentences) == (3, 1)
     assert scores.labelled == PRF(3, 3, 3)
     assert scores.to_dict()["functions"]["fscore"] == 100.0
-    with pytest.raises(ValueError, match=r"\[LPCFG-E015\]"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E014\]"):
         function_scores([gold], [])

@@ -3,7 +3,7 @@
 The contract (DESIGN.md section 13): bad input gets a clear error. A call on
 fuzzed input either succeeds or raises one of the project's own errors
 (``PROJECT_ERRORS``, or a ``ValueError`` carrying a catalogue code such as
-``[LPCFG-E202]``); anything else (IndexError, KeyError, a numpy or zipfile error,
+``[LPCFG-E120]``); anything else (IndexError, KeyError, a numpy or zipfile error,
 RecursionError, MemoryError...) is a bug. A command exits 0, or 1/2 with a
 one-line ``error:`` message on stderr, and never prints a traceback.
 

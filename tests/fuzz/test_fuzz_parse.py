@@ -70,7 +70,7 @@ def test_parser_long_sentences_fall_back_to_a_flat_tree(ptb_parser, word, n):
 def test_parser_rejects_what_is_no_sentence(ptb_parser):
     """An empty sentence, or tags that do not match the words, raise the project's error."""
     for words, tags in (([], None), (["a", "b"], ["NN"]), (["a"], ["NN", "VB"])):
-        with pytest.raises(ValueError, match=r"\[LPCFG-E202\]"):
+        with pytest.raises(ValueError, match=r"\[LPCFG-E120\]"):
             ptb_parser.parse(words, tags)
 
 

@@ -430,4 +430,4 @@ def test_any_json_value_in_any_field_loads_or_is_a_grammar_error(field):
         try:
             FunctionTagger.from_members(crafted, "crafted")
         except GrammarError as error:
-            assert str(error).startswith(("[LPCFG-E217]", "[LPCFG-E215]", "[LPCFG-E208]")), error
+            assert str(error).startswith(("[LPCFG-E130]", "[LPCFG-E128]", "[LPCFG-E125]")), error

@@ -31,7 +31,7 @@ def test_scoring_the_same_model_again_warns_once(ptb_pipeline_dir, ptb_small, go
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         nlp.evaluate(examples)  # the first evaluation: nothing to say
-    with pytest.warns(UserWarning, match=r"LPCFG-W503.*max_steps = 1"):
+    with pytest.warns(UserWarning, match=r"LPCFG-W703.*max_steps = 1"):
         nlp.evaluate(examples)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -97,12 +97,12 @@ def test_registry():
     assert get_head_rules("collins") is HEAD_RULES["collins"]
     rules = HeadRules("mine")
     assert get_head_rules(rules) is rules
-    with pytest.raises(ValueError, match=r"\[LPCFG-E012\].*'nope'"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E011\].*'nope'"):
         get_head_rules("nope")
 
 
 def test_invalid_input():
-    with pytest.raises(ValueError, match=r"\[LPCFG-E012\]"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E011\]"):
         find_head([], "NP")
-    with pytest.raises(ValueError, match=r"\[LPCFG-E012\].*'sideways'"):
+    with pytest.raises(ValueError, match=r"\[LPCFG-E011\].*'sideways'"):
         HeadRules("bad", {"NP": (("sideways", ("NN",)),)})

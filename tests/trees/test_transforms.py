@@ -372,13 +372,13 @@ def test_invert_accepts_parser_output(parsed, expected):
     ],
 )
 def test_invert_rejects_impossible_shapes(parsed):
-    with pytest.raises(TransformError, match=r"\[LPCFG-E011\]"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E010\]"):
         TransformPipeline().invert(_tree(parsed))
 
 
 def test_invert_rejects_intermediate_root():
     tree = Tree(BIN_MARK + "S|<A", (Tree.leaf("A", "a"), Tree.leaf("B", "b")))
-    with pytest.raises(TransformError, match=r"\[LPCFG-E011\].*root"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E010\].*root"):
         TransformPipeline().invert(tree)
 
 
@@ -387,7 +387,7 @@ def test_intermediate_parent():
     assert intermediate_parent("@ADVP|PRT|>RB") == "ADVP|PRT"
     assert intermediate_parent("@S::VP^TOP|<") == "S::VP^TOP"
     assert not is_intermediate("NP")
-    with pytest.raises(TransformError, match=r"\[LPCFG-E011\]"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E010\]"):
         intermediate_parent("NP")
 
 
@@ -421,7 +421,7 @@ def test_each_transform_rejects_its_separator(transform, sep):
 
 
 def test_colon_at_phrase_label_edge_is_rejected():
-    with pytest.raises(TransformError, match=r"\[LPCFG-E020\].*'X:'"):
+    with pytest.raises(TransformError, match=r"\[LPCFG-E019\].*'X:'"):
         TransformPipeline().apply(_tree("(TOP (S (X: (NN a)) (VP (VB b))))"))
     # the PTB tag ":" is fine
     tree = _tree("(TOP (S (NP (NN a)) (: :) (NP (NN b))))")
