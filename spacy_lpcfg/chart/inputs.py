@@ -247,6 +247,20 @@ def binary_parents(grammar: LPCFG) -> np.ndarray:
     return chart_index(grammar).binary_parents
 
 
+def binary_column_members(
+    grammar: LPCFG, columns: np.ndarray, column_offsets: np.ndarray, column_members: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, members) of ``mask_arrays`` keeping only the symbols with binary rules:
+    only they are parents of binary rules."""
+    column_members = column_members[chart_index(grammar).has_binary[column_members]]
+    offsets = np.zeros_like(column_offsets)
+    np.cumsum(
+        np.bincount(columns[column_members], minlength=len(column_offsets) - 1),
+        out=offsets[1:],
+    )
+    return offsets, column_members
+
+
 def lexical_arrays(grammar: LPCFG, lexical: LexicalScores) -> tuple:
     """(positions, tags, offsets, values) after checking them against the grammar."""
     lexical.check(grammar)

@@ -13,6 +13,7 @@ import numpy as np
 from ..grammar import LPCFG, LexicalScores
 from .inputs import (
     Mask,
+    binary_column_members,
     binary_parents,
     chart_index,
     dense_blocks,
@@ -212,20 +213,6 @@ def _return_scratch(table: np.ndarray, bits: np.ndarray, edges: np.ndarray) -> N
     if bits.nbytes <= _KEEP_BYTES:
         _SCRATCH.bits = bits
     _SCRATCH.edges = edges
-
-
-def binary_column_members(
-    grammar: LPCFG, columns: np.ndarray, column_offsets: np.ndarray, column_members: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, members) of ``mask_arrays`` keeping only the symbols with binary rules:
-    only they are parents of binary rules."""
-    column_members = column_members[chart_index(grammar).has_binary[column_members]]
-    offsets = np.zeros_like(column_offsets)
-    np.cumsum(
-        np.bincount(columns[column_members], minlength=len(column_offsets) - 1),
-        out=offsets[1:],
-    )
-    return offsets, column_members
 
 
 def _posteriors(n, z_mantissa, z_exponent, symbols, starts, ends, outside) -> ChartPosteriors:

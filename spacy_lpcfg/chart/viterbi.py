@@ -17,7 +17,8 @@ from numba import njit
 from ..grammar import LPCFG, LexicalScores, SymbolTable
 from ..grammar.symbols import PRETERMINAL
 from ..trees.tree import Tree
-from .inputs import Mask, binary_parents, lexical_arrays, mask_arrays
+from .inputs import Mask, binary_column_members, binary_parents, lexical_arrays, mask_arrays
+from .kernel_parts import lexical_first, parents_sorted, unary_walk
 from .scaled import KERNEL, grow
 
 LEXICAL, BINARY, UNARY = 0, 1, 2  # back-pointer kinds
@@ -79,7 +80,12 @@ def viterbi(grammar: LPCFG, lexical: LexicalScores, mask: Mask = None) -> Deriva
     positions, tags, offsets, values = lexical_arrays(grammar, lexical)
     with np.errstate(divide="ignore"):
         log_values = np.where(values > 0, np.log(np.maximum(values, 1e-300)), -np.inf)
-    has_mask, mask_array, columns, _, _ = mask_arrays(mask, n, grammar.n_symbols)
+    has_mask, mask_array, columns, column_offsets, column_members = mask_arrays(
+        mask, n, grammar.n_symbols
+    )
+    column_offsets, column_members = binary_column_members(
+        grammar, columns, column_offsets, column_members
+    )
     score, symbols, starts, ends = _viterbi_kernel(
         n, grammar.root, grammar.n_states, grammar.max_states,
         grammar.binary_rules, grammar.binary_offsets, grammar.log_binary_weights,
@@ -87,6 +93,7 @@ def viterbi(grammar: LPCFG, lexical: LexicalScores, mask: Mask = None) -> Deriva
         grammar.unary_rules, grammar.unary_offsets, grammar.log_unary_weights,
         grammar.unary_parent_offsets, grammar.unary_parent_order,
         positions, tags, offsets, log_values, has_mask, mask_array, columns,
+        mask_array.view(np.uint64), column_offsets, column_members,
     )  # fmt: skip
     return Derivation(n, float(score) if len(symbols) else -math.inf, symbols, starts, ends)
 
@@ -96,7 +103,8 @@ def _viterbi_kernel(
     n, root, n_states, max_states,
     binary_rules, binary_offsets, log_binary, binary_by_parent, binary_parents,
     unary_rules, unary_offsets, log_unary, unary_by_parent, unary_parent_order,
-    lex_positions, lex_tags, lex_offsets, log_lex, has_mask, mask, columns,
+    lex_positions, lex_tags, lex_offsets, log_lex, has_mask, mask, columns, mask_words,
+    column_offsets, column_members,
 ):  # fmt: skip
     """Max-product CKY with back-pointers per (item, latent state).
 
@@ -125,13 +133,16 @@ def _viterbi_kernel(
     touched = np.empty(n_symbols, np.int32)
     pair_scores = np.empty((max_states, max_states))
     pair_splits = np.empty((max_states, max_states), np.int32)
-    lex = 0
+    parents = np.empty(n_symbols, np.int32)
+    unary_steps = np.empty(unary_rules.shape[0], np.int64)
+    everywhere = np.ones(n_symbols, np.bool_)  # no context row (kernel_parts.unary_walk)
+    lex_first = lexical_first(lex_positions, n)
     for width in range(1, n + 1):
         for i in range(n - width + 1):
             j = i + width
-            n_touched = 0
+            n_touched = np.int64(0)  # not a literal 0 (chart.scaled)
             if width == 1:
-                while lex < lex_positions.shape[0] and lex_positions[lex] == i:
+                for lex in range(lex_first[i], lex_first[j]):
                     tag = lex_tags[lex]
                     if not has_mask or mask[i, j, columns[tag]]:
                         for h in range(n_states[tag]):
@@ -140,11 +151,13 @@ def _viterbi_kernel(
                         cell_live[tag] = True
                         touched[n_touched] = tag
                         n_touched += 1
-                    lex += 1
             else:
-                for a in binary_parents:
-                    if has_mask and not mask[i, j, columns[a]]:
-                        continue
+                n_parents = parents_sorted(
+                    i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
+                    column_members, parents,
+                )  # fmt: skip
+                for t in range(n_parents):
+                    a = parents[t]
                     size_a = n_states[a]
                     for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                         b = binary_rules[r, 1]
@@ -187,27 +200,26 @@ def _viterbi_kernel(
                                             cell_live[a] = True
                                             touched[n_touched] = a
                                             n_touched += 1
-            for p in unary_parent_order:
-                if has_mask and not mask[i, j, columns[p]]:
-                    continue
-                for r in range(unary_by_parent[p], unary_by_parent[p + 1]):
-                    c = unary_rules[r, 1]
-                    if not cell_live[c]:
-                        continue
-                    size_c = n_states[c]
-                    base = unary_offsets[r]
-                    for h1 in range(n_states[p]):
-                        for h2 in range(size_c):
-                            s = log_unary[base + h1 * size_c + h2] + cell_scores[c, h2]
-                            if s > cell_scores[p, h1]:
-                                cell_scores[p, h1] = s
-                                cell_kind[p, h1] = UNARY
-                                cell_rule[p, h1] = r
-                                cell_left[p, h1] = h2
-                                if not cell_live[p]:
-                                    cell_live[p] = True
-                                    touched[n_touched] = p
-                                    n_touched += 1
+            # The closure touches every parent of a child in the cell; those with no
+            # finite score are dropped below.
+            n_touched, n_steps = unary_walk(
+                i, j, unary_rules, unary_by_parent, unary_parent_order, has_mask, mask,
+                columns, everywhere, cell_live, touched, n_touched, unary_steps,
+            )  # fmt: skip
+            for step in range(n_steps):
+                r = unary_steps[step]
+                p = unary_rules[r, 0]
+                c = unary_rules[r, 1]
+                size_c = n_states[c]
+                base = unary_offsets[r]
+                for h1 in range(n_states[p]):
+                    for h2 in range(size_c):
+                        s = log_unary[base + h1 * size_c + h2] + cell_scores[c, h2]
+                        if s > cell_scores[p, h1]:
+                            cell_scores[p, h1] = s
+                            cell_kind[p, h1] = UNARY
+                            cell_rule[p, h1] = r
+                            cell_left[p, h1] = h2
             needed = n_values + n_touched * max_states
             item_offsets = grow(item_offsets, n_items + n_touched)
             scores = grow(scores, needed)
