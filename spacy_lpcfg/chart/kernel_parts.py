@@ -9,7 +9,9 @@ keep that and take the structural steps from here.
 
 A helper that takes arrays, called in a kernel's inner loop, makes numba count
 references there even when inlined: these are called once per cell (or, for
-``rule_splits``, once per rule over plain array views), not per split.
+``rule_splits``, once per rule over plain array views), not per split. As with
+``chart.scaled``, numba's on-disk cache does not notice edits here: delete the chart
+package's caches after changing a helper.
 """
 
 from __future__ import annotations

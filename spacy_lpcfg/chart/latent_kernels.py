@@ -29,14 +29,15 @@ NO_ITEM = -1
 @njit(**KERNEL, fastmath=FAST_MATH)
 def latent_inside(
     n, n_states, max_states,
-    binary_rules, binary_offsets, binary_weights, binary_by_parent, binary_parents,
+    binary_rules, binary_offsets, binary_weights, binary_by_parent,
     sparse, sparse_offsets, sparse_parent_states, sparse_child_states,
     sparse_left_states, sparse_right_states, sparse_weights,
     unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
     lex_positions, lex_tags, lex_offsets, lex_values,
-    has_mask, mask, columns, mask_words, column_offsets, column_members,
+    binary_parents, has_mask, mask, mask_words, columns, column_offsets, column_members,
 ):  # fmt: skip
-    """Inside pass. A cell's parents of binary rules are read off the mask's non-zero
+    """Inside pass, the arguments packed by ``inputs`` (``latent_rule_args``,
+    ``lexical_arrays``, ``mask_args``). A cell's parents of binary rules are read off the mask's non-zero
     words (``mask_words``: the mask as uint64, 8 columns a word; ``column_members``:
     the symbols with binary rules of each column, CSR ``column_offsets``), not tried
     one by one. Binary rules use the split-accumulation trick: per (cell, rule),

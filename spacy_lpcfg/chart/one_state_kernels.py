@@ -47,19 +47,20 @@ from .scaled import EMPTY, HELPER, KERNEL, add, grow, normalised, times_pow2
 @njit(**KERNEL)
 def one_state_inside(
     n, n_symbols,
-    binary_rules, binary_weights, binary_parents, group_offsets, group_lefts, group_rules,
+    binary_rules, binary_weights, group_offsets, group_lefts, group_rules,
     unary_rules, unary_weights, unary_by_parent, unary_parent_order,
+    left_symbols, sibling_offsets, siblings,
     lex_positions, lex_tags, lex_offsets, lex_values,
-    has_mask, mask, mask_words, columns, column_offsets, column_members,
-    left_symbols, sibling_offsets, siblings, table_buffer, bit_buffer, edges,
+    binary_parents, has_mask, mask, mask_words, columns, column_offsets, column_members,
+    table_buffer, bit_buffer, edges,
 ):  # fmt: skip
-    """Inside pass, cells by decreasing start, then increasing end. Rules are one
-    weight each (``binary_weights[r]``), grouped by (parent, left child) (group_*,
-    from inputs.chart_index); column_members lists the symbols with binary rules of
-    each mask column (CSR column_offsets); mask_words is the mask viewed as uint64
-    (its last axis padded to a multiple of 8), to skip 8 columns at a time;
-    left_symbols and the right siblings (CSR sibling_offsets) come from
-    inputs.chart_index.
+    """Inside pass, cells by decreasing start, then increasing end. The arguments come
+    packed (``inputs``): the rules (``one_state_rule_args``: one weight each,
+    ``binary_weights[r]``, grouped by (parent, left child)), the left-only symbols and
+    their right siblings (``ChartIndex.context_args``), the lexical entries
+    (``lexical_arrays``) and the mask (``mask_args``: column_members lists the symbols
+    with binary rules of each mask column, CSR column_offsets; mask_words is the mask
+    viewed as uint64, to skip 8 columns at a time).
     table_buffer (uint16 unless a cell can hold 65535 items or more) and bit_buffer
     (uint64) are scratch, used if large enough and returned for the next sentence.
     edges (int32 (C, 4)) receives the hyperedges of the cells built first, as long as

@@ -17,7 +17,7 @@ from numba import njit
 from ..grammar import LPCFG, LexicalScores, SymbolTable
 from ..grammar.symbols import PRETERMINAL
 from ..trees.tree import Tree
-from .inputs import Mask, binary_column_members, binary_parents, lexical_arrays, mask_arrays
+from .inputs import Mask, lexical_arrays, mask_args, viterbi_rule_args
 from .kernel_parts import lexical_first, parents_sorted, unary_walk
 from .scaled import KERNEL, grow
 
@@ -80,20 +80,9 @@ def viterbi(grammar: LPCFG, lexical: LexicalScores, mask: Mask = None) -> Deriva
     positions, tags, offsets, values = lexical_arrays(grammar, lexical)
     with np.errstate(divide="ignore"):
         log_values = np.where(values > 0, np.log(np.maximum(values, 1e-300)), -np.inf)
-    has_mask, mask_array, columns, column_offsets, column_members = mask_arrays(
-        mask, n, grammar.n_symbols
-    )
-    column_offsets, column_members = binary_column_members(
-        grammar, columns, column_offsets, column_members
-    )
     score, symbols, starts, ends = _viterbi_kernel(
-        n, grammar.root, grammar.n_states, grammar.max_states,
-        grammar.binary_rules, grammar.binary_offsets, grammar.log_binary_weights,
-        grammar.binary_parent_offsets, binary_parents(grammar),
-        grammar.unary_rules, grammar.unary_offsets, grammar.log_unary_weights,
-        grammar.unary_parent_offsets, grammar.unary_parent_order,
-        positions, tags, offsets, log_values, has_mask, mask_array, columns,
-        mask_array.view(np.uint64), column_offsets, column_members,
+        n, grammar.root, *viterbi_rule_args(grammar), positions, tags, offsets, log_values,
+        *mask_args(grammar, mask, n),
     )  # fmt: skip
     return Derivation(n, float(score) if len(symbols) else -math.inf, symbols, starts, ends)
 
@@ -101,12 +90,14 @@ def viterbi(grammar: LPCFG, lexical: LexicalScores, mask: Mask = None) -> Deriva
 @njit(**KERNEL)
 def _viterbi_kernel(
     n, root, n_states, max_states,
-    binary_rules, binary_offsets, log_binary, binary_by_parent, binary_parents,
+    binary_rules, binary_offsets, log_binary, binary_by_parent,
     unary_rules, unary_offsets, log_unary, unary_by_parent, unary_parent_order,
-    lex_positions, lex_tags, lex_offsets, log_lex, has_mask, mask, columns, mask_words,
-    column_offsets, column_members,
+    lex_positions, lex_tags, lex_offsets, log_lex,
+    binary_parents, has_mask, mask, mask_words, columns, column_offsets, column_members,
 ):  # fmt: skip
-    """Max-product CKY with back-pointers per (item, latent state).
+    """Max-product CKY with back-pointers per (item, latent state), the arguments
+    packed by ``inputs`` (``viterbi_rule_args``, ``lexical_arrays`` with log values,
+    ``mask_args``).
 
     For a rule a -> b c the max over splits is taken per child-state pair first,
     best[h2, h3] = max_k left_k[h2] + right_k[h3], then combined once with the
