@@ -18,7 +18,7 @@ from ..grammar import LPCFG, LexicalScores, SymbolTable
 from ..grammar.symbols import PRETERMINAL
 from ..trees.tree import Tree
 from .inputs import Mask, lexical_arrays, mask_args, viterbi_rule_args
-from .kernel_parts import lexical_first, parents_sorted, unary_walk
+from .kernel_parts import lexical_first, parents_sorted, rule_splits, unary_walk
 from .scaled import KERNEL, grow
 
 LEXICAL, BINARY, UNARY = 0, 1, 2  # back-pointer kinds
@@ -102,6 +102,11 @@ def _viterbi_kernel(
     For a rule a -> b c the max over splits is taken per child-state pair first,
     best[h2, h3] = max_k left_k[h2] + right_k[h3], then combined once with the
     tensor: the max-semiring version of the split-accumulation trick.
+
+    Not the latent inside pass with a max: that pass sums scaled vectors and keeps no
+    back-pointers, this one adds logs and keeps one per (item, state), so a flag
+    would choose between two versions of every arithmetic step. What they share is
+    the skeleton (``kernel_parts``).
     """
     n_symbols = n_states.shape[0]
     table = np.full((n + 1, n + 1, n_symbols), -1, np.int32)
@@ -125,6 +130,12 @@ def _viterbi_kernel(
     pair_scores = np.empty((max_states, max_states))
     pair_splits = np.empty((max_states, max_states), np.int32)
     parents = np.empty(n_symbols, np.int32)
+    # The items' bitsets, as latent_kernels.latent_inside keeps them: a rule's splits
+    # are the bits set in both its children's words (kernel_parts.rule_splits).
+    n_words = n // 64 + 1
+    start_bits = np.zeros((n + 1, n_symbols, n_words), np.uint64)
+    end_bits = np.zeros((n + 1, n_symbols, n_words), np.uint64)
+    splits = np.empty(n + 1, np.int64)
     unary_steps = np.empty(unary_rules.shape[0], np.int64)
     everywhere = np.ones(n_symbols, np.bool_)  # no context row (kernel_parts.unary_walk)
     lex_first = lexical_first(lex_positions, n)
@@ -156,11 +167,11 @@ def _viterbi_kernel(
                         size_b = n_states[b]
                         size_c = n_states[c]
                         found = False
-                        for k in range(i + 1, j):
+                        n_splits = rule_splits(start_bits[i, b], end_bits[j, c], splits)
+                        for q in range(n_splits):
+                            k = splits[q]
                             left = table[i, k, b]
                             right = table[k, j, c]
-                            if left < 0 or right < 0:
-                                continue
                             base_b = item_offsets[left]
                             base_c = item_offsets[right]
                             if not found:
@@ -226,6 +237,8 @@ def _viterbi_kernel(
                     live = live or cell_scores[a, h] > -np.inf
                 if live:
                     table[i, j, a] = n_items
+                    start_bits[i, a, j // 64] |= np.uint64(1) << np.uint64(j % 64)
+                    end_bits[j, a, i // 64] |= np.uint64(1) << np.uint64(i % 64)
                     item_offsets[n_items] = n_values
                     for h in range(n_states[a]):
                         scores[n_values + h] = cell_scores[a, h]
