@@ -87,6 +87,11 @@ class ChartIndex:
     group_lefts: np.ndarray
     group_rules: np.ndarray
 
+    def context_args(self) -> tuple:
+        """(left_symbols, sibling_offsets, siblings): what the one-state inside pass
+        needs to tell whether an intermediate symbol can be in a parse."""
+        return self.left_symbols, self.sibling_offsets, self.siblings
+
 
 _CACHE: dict[tuple[int, str], tuple[weakref.ref, object]] = {}
 
@@ -172,7 +177,7 @@ class SparseBlocks:
     right_states: np.ndarray
     weights: np.ndarray
 
-    def kernel_arguments(self) -> tuple:
+    def as_args(self) -> tuple:
         """The arrays in the order the latent kernels take them."""
         return (
             self.sparse,
@@ -235,6 +240,69 @@ def dense_blocks(grammar: LPCFG) -> tuple[np.ndarray, np.ndarray]:
     return compact, weights
 
 
+@per_grammar
+def one_state_rule_args(grammar: LPCFG) -> tuple:
+    """The rules as the one-state kernels take them (inside and outside): one weight per
+    rule, binary rules grouped by (parent, left child) (ChartIndex)."""
+    index = chart_index(grammar)
+    return (
+        grammar.binary_rules,
+        grammar.binary_weights,
+        index.group_offsets,
+        index.group_lefts,
+        index.group_rules,
+        *_unary_args(grammar, with_offsets=False),
+    )
+
+
+@per_grammar
+def latent_rule_args(grammar: LPCFG) -> tuple:
+    """The rules as the latent kernels take them (inside and outside): the dense
+    blocks (``dense_blocks``), then the sparse ones (``SparseBlocks``)."""
+    dense_offsets, dense_weights = dense_blocks(grammar)
+    return (
+        grammar.n_states,
+        grammar.max_states,
+        grammar.binary_rules,
+        dense_offsets,
+        dense_weights,
+        grammar.binary_parent_offsets,
+        *sparse_blocks(grammar).as_args(),
+        *_unary_args(grammar, with_offsets=True),
+    )
+
+
+@per_grammar
+def viterbi_rule_args(grammar: LPCFG) -> tuple:
+    """The rules as the Viterbi kernel takes them: log weights."""
+    return (
+        grammar.n_states,
+        grammar.max_states,
+        grammar.binary_rules,
+        grammar.binary_offsets,
+        grammar.log_binary_weights,
+        grammar.binary_parent_offsets,
+        grammar.unary_rules,
+        grammar.unary_offsets,
+        grammar.log_unary_weights,
+        grammar.unary_parent_offsets,
+        grammar.unary_parent_order,
+    )
+
+
+def _unary_args(grammar: LPCFG, with_offsets: bool) -> tuple:
+    """(unary_rules, [unary_offsets,] weights, rules by parent, parents in topological
+    order): one weight per rule without the offsets (one-state grammars)."""
+    offsets = (grammar.unary_offsets,) if with_offsets else ()
+    return (
+        grammar.unary_rules,
+        *offsets,
+        grammar.unary_weights,
+        grammar.unary_parent_offsets,
+        grammar.unary_parent_order,
+    )
+
+
 def _nonzero_cells(grammar: LPCFG) -> tuple[SparseWeights, np.ndarray]:
     """The grammar's non-zero binary weights and how many of them each rule has
     (positions increase, so each rule's cells are one run)."""
@@ -247,10 +315,43 @@ def binary_parents(grammar: LPCFG) -> np.ndarray:
     return chart_index(grammar).binary_parents
 
 
+def binary_column_members(
+    grammar: LPCFG, columns: np.ndarray, column_offsets: np.ndarray, column_members: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, members) of ``mask_arrays`` keeping only the symbols with binary rules:
+    only they are parents of binary rules."""
+    column_members = column_members[chart_index(grammar).has_binary[column_members]]
+    offsets = np.zeros_like(column_offsets)
+    np.cumsum(
+        np.bincount(columns[column_members], minlength=len(column_offsets) - 1),
+        out=offsets[1:],
+    )
+    return offsets, column_members
+
+
 def lexical_arrays(grammar: LPCFG, lexical: LexicalScores) -> tuple:
     """(positions, tags, offsets, values) after checking them against the grammar."""
     lexical.check(grammar)
     return lexical.positions, lexical.tags, lexical.offsets, lexical.values
+
+
+def mask_args(grammar: LPCFG, mask: Mask, n_words: int) -> tuple:
+    """The mask as the inside kernels take it: (binary_parents, has_mask, mask,
+    mask_words, columns, column_offsets, column_members) with ``mask_arrays``'
+    arrays, ``mask_words`` the mask viewed as uint64 (8 columns a word), and the
+    column members kept to the symbols with binary rules (``binary_column_members``):
+    the parents of binary rules a cell tries."""
+    has_mask, array, columns, offsets, members = mask_arrays(mask, n_words, grammar.n_symbols)
+    offsets, members = binary_column_members(grammar, columns, offsets, members)
+    return (
+        binary_parents(grammar),
+        has_mask,
+        array,
+        array.view(np.uint64),
+        columns,
+        offsets,
+        members,
+    )
 
 
 def mask_arrays(mask: Mask, n_words: int, n_symbols: int) -> tuple:

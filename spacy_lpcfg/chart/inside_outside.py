@@ -13,12 +13,11 @@ import numpy as np
 from ..grammar import LPCFG, LexicalScores
 from .inputs import (
     Mask,
-    binary_parents,
     chart_index,
-    dense_blocks,
+    latent_rule_args,
     lexical_arrays,
-    mask_arrays,
-    sparse_blocks,
+    mask_args,
+    one_state_rule_args,
 )
 from .latent_kernels import latent_inside, latent_outside
 from .one_state_kernels import one_state_inside, one_state_outside
@@ -104,62 +103,32 @@ def inside_outside(
     """
     n = lexical.n_words
     lex = lexical_arrays(grammar, lexical)
-    masks = mask_arrays(mask, n, grammar.n_symbols)
+    masks = mask_args(grammar, mask, n)
     if grammar.max_states == 1:
         return _one_state_chart(grammar, n, lex, masks, rule_posteriors)
-    has_mask, mask_array, columns, column_offsets, column_members = masks
-    column_offsets, column_members = binary_column_members(
-        grammar, columns, column_offsets, column_members
-    )
-    sparse = sparse_blocks(grammar).kernel_arguments()
-    dense_offsets, dense_weights = dense_blocks(grammar)
+    rules = latent_rule_args(grammar)
     (table, cell_first, cell_count, symbols, starts, ends, offsets, exponents,
-     values, start_bits, end_bits) = latent_inside(
-        n, grammar.n_states, grammar.max_states,
-        grammar.binary_rules, dense_offsets, dense_weights, grammar.binary_parent_offsets,
-        binary_parents(grammar), *sparse,
-        grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
-        grammar.unary_parent_offsets, grammar.unary_parent_order,
-        *lex, has_mask, mask_array, columns, mask_array.view(np.uint64), column_offsets,
-        column_members,
-    )  # fmt: skip
+     values, start_bits, end_bits) = latent_inside(n, *rules, *lex, *masks)  # fmt: skip
     top = table[0, n, grammar.root]
     z_mantissa = values[offsets[top]] if top >= 0 else 0.0
     if top < 0 or exponents[top] == EMPTY or z_mantissa == 0.0:
         return _no_parse(n)
     outside = latent_outside(
-        n, grammar.root, grammar.n_states, grammar.max_states,
-        grammar.binary_rules, dense_offsets, dense_weights, grammar.binary_parent_offsets,
-        *sparse,
-        grammar.unary_rules, grammar.unary_offsets, grammar.unary_weights,
-        grammar.unary_parent_offsets, grammar.unary_parent_order,
-        table, cell_first, cell_count, symbols, offsets, exponents, values,
-        start_bits, end_bits, z_mantissa, exponents[top], rule_posteriors,
+        n, grammar.root, *rules, table, cell_first, cell_count, symbols, offsets, exponents,
+        values, start_bits, end_bits, z_mantissa, exponents[top], rule_posteriors,
     )  # fmt: skip
     return _posteriors(n, z_mantissa, exponents[top], symbols, starts, ends, outside)
 
 
 def _one_state_chart(grammar, n, lex, masks, rule_posteriors) -> ChartPosteriors:
-    positions, tags, offsets, values = lex
-    has_mask, mask, columns, column_offsets, column_members = masks
-    index = chart_index(grammar)
-    column_offsets, column_members = binary_column_members(
-        grammar, columns, column_offsets, column_members
-    )
+    rules = one_state_rule_args(grammar)
     table_buffer, bit_buffer, edge_buffer = _take_scratch(
         np.uint16 if grammar.n_symbols < 65535 else np.int32
     )
     (table, cell_first, cell_count, symbols, starts, ends, exponents, values, bits,
      table_buffer, bit_buffer, cell_edges, n_edges) = one_state_inside(
-        n, grammar.n_symbols,
-        grammar.binary_rules, grammar.binary_weights, index.binary_parents,
-        index.group_offsets, index.group_lefts, index.group_rules,
-        grammar.unary_rules, grammar.unary_weights,
-        grammar.unary_parent_offsets, grammar.unary_parent_order,
-        positions, tags, offsets, values,
-        has_mask, mask, mask.view(np.uint64), columns, column_offsets, column_members,
-        index.left_symbols, index.sibling_offsets, index.siblings, table_buffer, bit_buffer,
-        edge_buffer,
+        n, grammar.n_symbols, *rules, *chart_index(grammar).context_args(), *lex, *masks,
+        table_buffer, bit_buffer, edge_buffer,
     )  # fmt: skip
     try:
         if table[0, n, grammar.root] == 0:
@@ -168,12 +137,9 @@ def _one_state_chart(grammar, n, lex, masks, rule_posteriors) -> ChartPosteriors
         if values[top] == 0.0:
             return _no_parse(n)
         outside = one_state_outside(
-            n, grammar.root, grammar.binary_rules, grammar.binary_weights,
-            index.group_offsets, index.group_lefts, index.group_rules,
-            grammar.unary_rules, grammar.unary_weights,
-            grammar.unary_parent_offsets, grammar.unary_parent_order,
-            table, cell_first, cell_count, symbols, starts, ends, exponents, values, bits,
-            edge_buffer[:n_edges], cell_edges, values[top], exponents[top], rule_posteriors,
+            n, grammar.root, *rules, table, cell_first, cell_count, symbols, starts, ends,
+            exponents, values, bits, edge_buffer[:n_edges], cell_edges, values[top],
+            exponents[top], rule_posteriors,
         )  # fmt: skip
     finally:
         _return_scratch(table_buffer, bit_buffer, edge_buffer)
@@ -212,20 +178,6 @@ def _return_scratch(table: np.ndarray, bits: np.ndarray, edges: np.ndarray) -> N
     if bits.nbytes <= _KEEP_BYTES:
         _SCRATCH.bits = bits
     _SCRATCH.edges = edges
-
-
-def binary_column_members(
-    grammar: LPCFG, columns: np.ndarray, column_offsets: np.ndarray, column_members: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, members) of ``mask_arrays`` keeping only the symbols with binary rules:
-    only they are parents of binary rules."""
-    column_members = column_members[chart_index(grammar).has_binary[column_members]]
-    offsets = np.zeros_like(column_offsets)
-    np.cumsum(
-        np.bincount(columns[column_members], minlength=len(column_offsets) - 1),
-        out=offsets[1:],
-    )
-    return offsets, column_members
 
 
 def _posteriors(n, z_mantissa, z_exponent, symbols, starts, ends, outside) -> ChartPosteriors:

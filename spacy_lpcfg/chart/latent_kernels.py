@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .mask_scan import masked_members
-from .one_state_kernels import _pop_split
-from .scaled import EMPTY, FAST_MATH, HELPER, KERNEL, accumulate, grow, normalise, times_pow2
+from .kernel_parts import lexical_first, parents_sorted, rule_splits, unary_walk
+from .scaled import EMPTY, FAST_MATH, KERNEL, accumulate, grow, normalise, times_pow2
 
 NO_ITEM = -1
 
@@ -30,14 +29,15 @@ NO_ITEM = -1
 @njit(**KERNEL, fastmath=FAST_MATH)
 def latent_inside(
     n, n_states, max_states,
-    binary_rules, binary_offsets, binary_weights, binary_by_parent, binary_parents,
+    binary_rules, binary_offsets, binary_weights, binary_by_parent,
     sparse, sparse_offsets, sparse_parent_states, sparse_child_states,
     sparse_left_states, sparse_right_states, sparse_weights,
     unary_rules, unary_offsets, unary_weights, unary_by_parent, unary_parent_order,
     lex_positions, lex_tags, lex_offsets, lex_values,
-    has_mask, mask, columns, mask_words, column_offsets, column_members,
+    binary_parents, has_mask, mask, mask_words, columns, column_offsets, column_members,
 ):  # fmt: skip
-    """Inside pass. A cell's parents of binary rules are read off the mask's non-zero
+    """Inside pass, the arguments packed by ``inputs`` (``latent_rule_args``,
+    ``lexical_arrays``, ``mask_args``). A cell's parents of binary rules are read off the mask's non-zero
     words (``mask_words``: the mask as uint64, 8 columns a word; ``column_members``:
     the symbols with binary rules of each column, CSR ``column_offsets``), not tried
     one by one. Binary rules use the split-accumulation trick: per (cell, rule),
@@ -80,19 +80,21 @@ def latent_inside(
     n_words = n // 64 + 1
     starts = np.zeros((n + 1, n_symbols, n_words), np.uint64)
     ends = np.zeros((n + 1, n_symbols, n_words), np.uint64)
-    splits = np.empty(n + 1, np.int64)  # a rule's splits (_rule_splits)
+    splits = np.empty(n + 1, np.int64)  # a rule's splits (rule_splits)
     outer = np.zeros(max_states * max_states)  # (m_b, m_c) flattened
     contracted = np.empty(max_states)
     parents = np.empty(n_symbols, np.int32)
+    unary_steps = np.empty(unary_rules.shape[0], np.int64)
+    everywhere = np.ones(n_symbols, np.bool_)  # no context row (kernel_parts.unary_walk)
+    lex_first = lexical_first(lex_positions, n)
     # Constants passed to jitted helpers as typed values, not literals (chart.scaled).
     zero, empty = np.int64(0), np.int64(EMPTY)
-    lex = 0
     for width in range(1, n + 1):
         for i in range(n - width + 1):
             j = i + width
-            n_touched = 0
+            n_touched = np.int64(0)  # not a literal 0 (chart.scaled)
             if width == 1:
-                while lex < lex_positions.shape[0] and lex_positions[lex] == i:
+                for lex in range(lex_first[i], lex_first[j]):
                     tag = lex_tags[lex]
                     if not has_mask or mask[i, j, columns[tag]]:
                         size = n_states[tag]
@@ -105,9 +107,8 @@ def latent_inside(
                         cell_live[tag] = True
                         touched[n_touched] = tag
                         n_touched += 1
-                    lex += 1
             else:
-                n_parents = _allowed_parents_sorted(
+                n_parents = parents_sorted(
                     i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
                     column_members, parents,
                 )  # fmt: skip
@@ -117,7 +118,7 @@ def latent_inside(
                     for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                         b = binary_rules[r, 1]
                         c = binary_rules[r, 2]
-                        n_splits = _rule_splits(starts[i, b], ends[j, c], splits)
+                        n_splits = rule_splits(starts[i, b], ends[j, c], splits)
                         if n_splits == 0:
                             continue
                         top = EMPTY
@@ -203,37 +204,34 @@ def latent_inside(
                                 top + shift,
                             )
             # Unary closure: parents in topological order, so chains are summed exactly.
-            for p in unary_parent_order:
-                if has_mask and not mask[i, j, columns[p]]:
+            n_touched, n_steps = unary_walk(
+                i, j, unary_rules, unary_by_parent, unary_parent_order, has_mask, mask,
+                columns, everywhere, cell_live, touched, n_touched, unary_steps,
+            )  # fmt: skip
+            for step in range(n_steps):
+                r = unary_steps[step]
+                p = unary_rules[r, 0]
+                c = unary_rules[r, 1]
+                if cell_exponents[c] == EMPTY:
                     continue
                 size_p = n_states[p]
-                for r in range(unary_by_parent[p], unary_by_parent[p + 1]):
-                    c = unary_rules[r, 1]
-                    if not cell_live[c]:
-                        continue
-                    if not cell_live[p]:
-                        cell_live[p] = True
-                        touched[n_touched] = p
-                        n_touched += 1
-                    if cell_exponents[c] == EMPTY:
-                        continue
-                    size_c = n_states[c]
-                    base = unary_offsets[r]
-                    for h1 in range(size_p):
-                        total = 0.0
-                        for h2 in range(size_c):
-                            total += unary_weights[base + h1 * size_c + h2] * cell_values[c, h2]
-                        contracted[h1] = total
-                    shift = normalise(contracted, size_p)
-                    if shift != EMPTY:
-                        cell_exponents[p] = accumulate(
-                            cell_values[p],
-                            zero,
-                            size_p,
-                            cell_exponents[p],
-                            contracted,
-                            cell_exponents[c] + shift,
-                        )
+                size_c = n_states[c]
+                base = unary_offsets[r]
+                for h1 in range(size_p):
+                    total = 0.0
+                    for h2 in range(size_c):
+                        total += unary_weights[base + h1 * size_c + h2] * cell_values[c, h2]
+                    contracted[h1] = total
+                shift = normalise(contracted, size_p)
+                if shift != EMPTY:
+                    cell_exponents[p] = accumulate(
+                        cell_values[p],
+                        zero,
+                        size_p,
+                        cell_exponents[p],
+                        contracted,
+                        cell_exponents[c] + shift,
+                    )
             # Commit the cell's items.
             cell_first[i, j] = n_items
             cell_count[i, j] = n_touched
@@ -275,41 +273,6 @@ def latent_inside(
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _rule_splits(left_starts, right_ends, splits):
-    """Write to ``splits`` the splits k, increasing, where both children of a rule
-    exist: the bits set in both the left child's ``starts[i]`` and the right child's
-    ``ends[j]`` words. RETURNS how many."""
-    n_splits = 0
-    for w in range(left_starts.shape[0]):
-        word = left_starts[w] & right_ends[w]
-        while word:
-            k, word = _pop_split(word, w)
-            splits[n_splits] = k
-            n_splits += 1
-    return n_splits
-
-
-@njit(**HELPER)
-def _allowed_parents_sorted(i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
-                            column_members, parents):  # fmt: skip
-    """Fill ``parents`` with the symbols with binary rules that the mask allows over
-    (i, j), increasing (the order of an unmasked pass); RETURNS how many."""
-    if not has_mask:
-        for t in range(binary_parents.shape[0]):  # not a slice copy (chart.scaled)
-            parents[t] = binary_parents[t]
-        return binary_parents.shape[0]
-    n_parents = masked_members(i, j, mask, mask_words, column_offsets, column_members, parents)
-    for t in range(1, n_parents):  # insertion sort: merged columns interleave symbols
-        a = parents[t]
-        position = t
-        while position > 0 and parents[position - 1] > a:
-            parents[position] = parents[position - 1]
-            position -= 1
-        parents[position] = a
-    return n_parents
-
-
 @njit(**KERNEL, fastmath=FAST_MATH)
 def latent_outside(
     n, root, n_states, max_states,
@@ -334,7 +297,7 @@ def latent_outside(
         items int32 (K, 2): parent and child item)).
     """
     n_items = item_symbols.shape[0]
-    splits = np.empty(n + 1, np.int64)  # a rule's splits (_rule_splits)
+    splits = np.empty(n + 1, np.int64)  # a rule's splits (rule_splits)
     out_values = np.zeros(inside_values.shape[0])
     out_exponents = np.full(n_items, EMPTY, np.int64)
     top_item = table[0, n, root]
@@ -444,7 +407,7 @@ def latent_outside(
                 for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                     b = binary_rules[r, 1]
                     c = binary_rules[r, 2]
-                    n_splits = _rule_splits(starts[i, b], ends[j, c], splits)
+                    n_splits = rule_splits(starts[i, b], ends[j, c], splits)
                     if n_splits == 0:
                         continue
                     size_b = n_states[b]

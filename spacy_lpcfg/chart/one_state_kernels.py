@@ -39,28 +39,28 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .mask_scan import masked_members
+from .kernel_parts import lexical_first, parents_in_context, pop_split, unary_walk
 from .scaled import EMPTY, HELPER, KERNEL, add, grow, normalised, times_pow2
 
 
 @njit(**KERNEL)
 def one_state_inside(
     n, n_symbols,
-    binary_rules, binary_weights, binary_parents, group_offsets, group_lefts, group_rules,
+    binary_rules, binary_weights, group_offsets, group_lefts, group_rules,
     unary_rules, unary_weights, unary_by_parent, unary_parent_order,
+    left_symbols, sibling_offsets, siblings,
     lex_positions, lex_tags, lex_offsets, lex_values,
-    has_mask, mask, mask_words, columns, column_offsets, column_members,
-    left_symbols, sibling_offsets, siblings, table_buffer, bit_buffer, edges,
+    binary_parents, has_mask, mask, mask_words, columns, column_offsets, column_members,
+    table_buffer, bit_buffer, edges,
 ):  # fmt: skip
-    """Inside pass, cells by decreasing start, then increasing end. Rules are one
-    weight each (``binary_weights[r]``), grouped by (parent, left child) (group_*,
-    from inputs.chart_index); column_members lists the symbols with binary rules of
-    each mask column (CSR column_offsets); mask_words is the mask viewed as uint64
-    (its last axis padded to a multiple of 8), to skip 8 columns at a time;
-    left_symbols and the right siblings (CSR sibling_offsets) come from
-    inputs.chart_index.
+    """Inside pass, cells by decreasing start, then increasing end. The arguments come
+    packed (``inputs``): the rules (``one_state_rule_args``: one weight each,
+    ``binary_weights[r]``, grouped by (parent, left child)), the left-only symbols and
+    their right siblings (``ChartIndex.context_args``), the lexical entries
+    (``lexical_arrays``) and the mask (``mask_args``: column_members lists the symbols
+    with binary rules of each mask column, CSR column_offsets; mask_words is the mask
+    viewed as uint64, to skip 8 columns at a time).
     table_buffer (uint16 unless a cell can hold 65535 items or more) and bit_buffer
     (uint64) are scratch, used if large enough and returned for the next sentence.
     edges (int32 (C, 4)) receives the hyperedges of the cells built first, as long as
@@ -116,14 +116,8 @@ def one_state_inside(
     cell_live = np.zeros(n_symbols, np.bool_)
     touched = np.empty(n_symbols, np.int32)
     parents = np.empty(n_symbols, np.int32)
-    # lex_first[p]: the first lexical entry at position p or later (positions increase);
-    # a loop, as np.searchsorted would compile seven functions of numba's own.
-    lex_first = np.empty(n + 1, np.int64)
-    entry = 0
-    for p in range(n + 1):
-        while entry < lex_positions.shape[0] and lex_positions[entry] < p:
-            entry += 1
-        lex_first[p] = entry
+    unary_steps = np.empty(unary_rules.shape[0], np.int64)
+    lex_first = lexical_first(lex_positions, n)
     # By decreasing start: every cell starting at j is complete when a cell ending at
     # j is built, so a left-only symbol with no right sibling there is skipped.
     for i in range(n - 1, -1, -1):
@@ -149,7 +143,7 @@ def one_state_inside(
                         touched[n_touched] = tag
                         n_touched += 1
             else:
-                n_parents = _allowed_parents_in_context(
+                n_parents = parents_in_context(
                     i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
                     column_members, context, parents,
                 )  # fmt: skip
@@ -169,7 +163,7 @@ def one_state_inside(
                 n_touched = _unary_cell(
                     i, j, unary_rules, unary_weights, unary_by_parent, unary_parent_order,
                     has_mask, mask, columns, context, cell_values, cell_exponents, cell_live,
-                    touched, n_touched,
+                    touched, n_touched, unary_steps,
                 )  # fmt: skip
             cell_first[i, j] = n_items
             cell_count[i, j] = n_touched
@@ -216,34 +210,6 @@ def _context_row(j, n, left_symbols, sibling_offsets, siblings, bits, context):
 
 
 @njit(**HELPER)
-def _allowed_parents_in_context(i, j, binary_parents, has_mask, mask, mask_words,
-                                column_offsets, column_members, context, parents):  # fmt: skip
-    """Fill parents with the symbols that have binary rules (column_members lists only
-    those), are allowed over (i, j) (read off the mask's columns) and have their
-    context; RETURNS how many."""
-    n_parents = 0
-    if not has_mask:
-        for a in binary_parents:
-            if context[j, a]:
-                parents[n_parents] = a
-                n_parents += 1
-        return n_parents
-    n_allowed = masked_members(i, j, mask, mask_words, column_offsets, column_members, parents)
-    for t in range(n_allowed):  # compacted in place: those with their context
-        a = parents[t]
-        if context[j, a]:
-            parents[n_parents] = a
-            n_parents += 1
-    return n_parents
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pop_split(word, w):
-    """(the lowest split of bit word `word`, number w, and the word without it)."""
-    return 64 * w + np.int64(trailing_zeros(word)), word & (word - np.uint64(1))
-
-
-@njit(**HELPER)
 def _binary_cell(i, j, parents, n_parents, binary_rules, binary_weights, group_offsets,
                  group_lefts, group_rules, table, cell_first, bits, values, exponents,
                  cell_values, cell_exponents, cell_live, touched, recording, edges, n_edges,
@@ -271,7 +237,7 @@ def _binary_cell(i, j, parents, n_parents, binary_rules, binary_weights, group_o
                 for w in range(n_words):
                     splits = bits[0, i, b, w] & bits[1, j, c, w]
                     while splits:
-                        k, splits = _pop_split(splits, w)
+                        k, splits = pop_split(splits, w)
                         left = cell_first[i, k] + table[i, k, b] - 1
                         right = cell_first[k, j] + table[k, j, c] - 1
                         found = True
@@ -303,26 +269,21 @@ def _binary_cell(i, j, parents, n_parents, binary_rules, binary_weights, group_o
 @njit(**HELPER)
 def _unary_cell(i, j, unary_rules, unary_weights, unary_by_parent, unary_parent_order,
                 has_mask, mask, columns, context, cell_values, cell_exponents, cell_live,
-                touched, n_touched):  # fmt: skip
-    """Unary closure of cell (i, j): parents in topological order, so chains are summed
-    exactly. RETURNS the number of items touched."""
-    for p in unary_parent_order:
-        if has_mask and not mask[i, j, columns[p]]:
-            continue
-        if not context[j, p]:
-            continue
-        for r in range(unary_by_parent[p], unary_by_parent[p + 1]):
-            c = unary_rules[r, 1]
-            if not cell_live[c]:
-                continue
-            if not cell_live[p]:
-                cell_live[p] = True
-                touched[n_touched] = p
-                n_touched += 1
-            cell_values[p], cell_exponents[p] = add(
-                cell_values[p], cell_exponents[p], unary_weights[r] * cell_values[c],
-                cell_exponents[c],
-            )  # fmt: skip
+                touched, n_touched, steps):  # fmt: skip
+    """Unary closure of cell (i, j) (``kernel_parts.unary_walk``), with the parents
+    out of context left out. RETURNS the number of items touched."""
+    n_touched, n_steps = unary_walk(
+        i, j, unary_rules, unary_by_parent, unary_parent_order, has_mask, mask, columns,
+        context[j], cell_live, touched, n_touched, steps,
+    )  # fmt: skip
+    for s in range(n_steps):
+        r = steps[s]
+        p = unary_rules[r, 0]
+        c = unary_rules[r, 1]
+        cell_values[p], cell_exponents[p] = add(
+            cell_values[p], cell_exponents[p], unary_weights[r] * cell_values[c],
+            cell_exponents[c],
+        )  # fmt: skip
     return n_touched
 
 
@@ -525,7 +486,7 @@ def _search_edges(i, j, first_item, last_item, binary_rules, group_offsets, grou
                 for w in range(n_words):
                     splits = bits[0, i, b, w] & bits[1, j, c, w]
                     while splits:
-                        k, splits = _pop_split(splits, w)
+                        k, splits = pop_split(splits, w)
                         edges[n_edges, 0] = r
                         edges[n_edges, 1] = parent
                         edges[n_edges, 2] = cell_first[i, k] + table[i, k, b] - 1

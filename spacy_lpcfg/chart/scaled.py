@@ -1,4 +1,8 @@
-"""Scaled numbers for the chart kernels: a float64 mantissa and an int64 exponent.
+"""Scaling for the numba kernels: how they keep numbers in float64's range.
+
+The chart kernels use a float64 mantissa and an int64 exponent (below); the EM
+kernels over gold trees divide each node's vector by its largest entry and keep the
+log of the factor per node (``divide_by_largest``).
 
 Inside and outside scores of long sentences under- and overflow float64, and
 spectral grammars have negative weights, so log space is not an option: a
@@ -144,6 +148,21 @@ def accumulate(target, start, size, target_exponent, source, source_exponent):
         exponent = target_exponent
     shift = normalise(target[start : start + size], size)
     return EMPTY if shift == EMPTY else exponent + shift
+
+
+@njit(**HELPER, fastmath=False)
+def divide_by_largest(values, start, size):
+    """Divide values[start:start + size] by its largest entry; RETURNS the log of it
+    (-inf, values unchanged, when all are zero). The gold-tree EM kernels' scaling
+    (``estimators.em.kernels``): non-negative vectors, a log factor per node."""
+    largest = 0.0
+    for h in range(size):
+        largest = max(largest, values[start + h])
+    if largest <= 0.0:
+        return -np.inf
+    for h in range(size):
+        values[start + h] /= largest
+    return math.log(largest)
 
 
 @njit(**HELPER, fastmath=False)

@@ -22,6 +22,7 @@ from numba import njit
 
 from ..errors import Errors
 from ..grammar import LPCFG, LexicalScores
+from ..grammar.state_links import stored_cell
 from .scaled import KERNEL
 
 
@@ -132,10 +133,7 @@ def _merge_blocks(symbols, offsets, dense, positions, values, fine_n, merged_n, 
     rule = 0
     n = values.shape[0] if dense else positions.shape[0]
     for k in range(n):
-        position = k if dense else positions[k]
-        while offsets[rule + 1] <= position:
-            rule += 1
-        index = position - offsets[rule]
+        rule, index = stored_cell(k, dense, positions, offsets, rule)
         key = 0
         stride = 1
         weight = values[k]

@@ -17,7 +17,8 @@ from numba import njit
 from ..grammar import LPCFG, LexicalScores, SymbolTable
 from ..grammar.symbols import PRETERMINAL
 from ..trees.tree import Tree
-from .inputs import Mask, binary_parents, lexical_arrays, mask_arrays
+from .inputs import Mask, lexical_arrays, mask_args, viterbi_rule_args
+from .kernel_parts import lexical_first, parents_sorted, rule_splits, unary_walk
 from .scaled import KERNEL, grow
 
 LEXICAL, BINARY, UNARY = 0, 1, 2  # back-pointer kinds
@@ -79,14 +80,9 @@ def viterbi(grammar: LPCFG, lexical: LexicalScores, mask: Mask = None) -> Deriva
     positions, tags, offsets, values = lexical_arrays(grammar, lexical)
     with np.errstate(divide="ignore"):
         log_values = np.where(values > 0, np.log(np.maximum(values, 1e-300)), -np.inf)
-    has_mask, mask_array, columns, _, _ = mask_arrays(mask, n, grammar.n_symbols)
     score, symbols, starts, ends = _viterbi_kernel(
-        n, grammar.root, grammar.n_states, grammar.max_states,
-        grammar.binary_rules, grammar.binary_offsets, grammar.log_binary_weights,
-        grammar.binary_parent_offsets, binary_parents(grammar),
-        grammar.unary_rules, grammar.unary_offsets, grammar.log_unary_weights,
-        grammar.unary_parent_offsets, grammar.unary_parent_order,
-        positions, tags, offsets, log_values, has_mask, mask_array, columns,
+        n, grammar.root, *viterbi_rule_args(grammar), positions, tags, offsets, log_values,
+        *mask_args(grammar, mask, n),
     )  # fmt: skip
     return Derivation(n, float(score) if len(symbols) else -math.inf, symbols, starts, ends)
 
@@ -94,15 +90,23 @@ def viterbi(grammar: LPCFG, lexical: LexicalScores, mask: Mask = None) -> Deriva
 @njit(**KERNEL)
 def _viterbi_kernel(
     n, root, n_states, max_states,
-    binary_rules, binary_offsets, log_binary, binary_by_parent, binary_parents,
+    binary_rules, binary_offsets, log_binary, binary_by_parent,
     unary_rules, unary_offsets, log_unary, unary_by_parent, unary_parent_order,
-    lex_positions, lex_tags, lex_offsets, log_lex, has_mask, mask, columns,
+    lex_positions, lex_tags, lex_offsets, log_lex,
+    binary_parents, has_mask, mask, mask_words, columns, column_offsets, column_members,
 ):  # fmt: skip
-    """Max-product CKY with back-pointers per (item, latent state).
+    """Max-product CKY with back-pointers per (item, latent state), the arguments
+    packed by ``inputs`` (``viterbi_rule_args``, ``lexical_arrays`` with log values,
+    ``mask_args``).
 
     For a rule a -> b c the max over splits is taken per child-state pair first,
     best[h2, h3] = max_k left_k[h2] + right_k[h3], then combined once with the
     tensor: the max-semiring version of the split-accumulation trick.
+
+    Not the latent inside pass with a max: that pass sums scaled vectors and keeps no
+    back-pointers, this one adds logs and keeps one per (item, state), so a flag
+    would choose between two versions of every arithmetic step. What they share is
+    the skeleton (``kernel_parts``).
     """
     n_symbols = n_states.shape[0]
     table = np.full((n + 1, n + 1, n_symbols), -1, np.int32)
@@ -125,13 +129,22 @@ def _viterbi_kernel(
     touched = np.empty(n_symbols, np.int32)
     pair_scores = np.empty((max_states, max_states))
     pair_splits = np.empty((max_states, max_states), np.int32)
-    lex = 0
+    parents = np.empty(n_symbols, np.int32)
+    # The items' bitsets, as latent_kernels.latent_inside keeps them: a rule's splits
+    # are the bits set in both its children's words (kernel_parts.rule_splits).
+    n_words = n // 64 + 1
+    start_bits = np.zeros((n + 1, n_symbols, n_words), np.uint64)
+    end_bits = np.zeros((n + 1, n_symbols, n_words), np.uint64)
+    splits = np.empty(n + 1, np.int64)
+    unary_steps = np.empty(unary_rules.shape[0], np.int64)
+    everywhere = np.ones(n_symbols, np.bool_)  # no context row (kernel_parts.unary_walk)
+    lex_first = lexical_first(lex_positions, n)
     for width in range(1, n + 1):
         for i in range(n - width + 1):
             j = i + width
-            n_touched = 0
+            n_touched = np.int64(0)  # not a literal 0 (chart.scaled)
             if width == 1:
-                while lex < lex_positions.shape[0] and lex_positions[lex] == i:
+                for lex in range(lex_first[i], lex_first[j]):
                     tag = lex_tags[lex]
                     if not has_mask or mask[i, j, columns[tag]]:
                         for h in range(n_states[tag]):
@@ -140,11 +153,13 @@ def _viterbi_kernel(
                         cell_live[tag] = True
                         touched[n_touched] = tag
                         n_touched += 1
-                    lex += 1
             else:
-                for a in binary_parents:
-                    if has_mask and not mask[i, j, columns[a]]:
-                        continue
+                n_parents = parents_sorted(
+                    i, j, binary_parents, has_mask, mask, mask_words, column_offsets,
+                    column_members, parents,
+                )  # fmt: skip
+                for t in range(n_parents):
+                    a = parents[t]
                     size_a = n_states[a]
                     for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                         b = binary_rules[r, 1]
@@ -152,11 +167,11 @@ def _viterbi_kernel(
                         size_b = n_states[b]
                         size_c = n_states[c]
                         found = False
-                        for k in range(i + 1, j):
+                        n_splits = rule_splits(start_bits[i, b], end_bits[j, c], splits)
+                        for q in range(n_splits):
+                            k = splits[q]
                             left = table[i, k, b]
                             right = table[k, j, c]
-                            if left < 0 or right < 0:
-                                continue
                             base_b = item_offsets[left]
                             base_c = item_offsets[right]
                             if not found:
@@ -187,27 +202,26 @@ def _viterbi_kernel(
                                             cell_live[a] = True
                                             touched[n_touched] = a
                                             n_touched += 1
-            for p in unary_parent_order:
-                if has_mask and not mask[i, j, columns[p]]:
-                    continue
-                for r in range(unary_by_parent[p], unary_by_parent[p + 1]):
-                    c = unary_rules[r, 1]
-                    if not cell_live[c]:
-                        continue
-                    size_c = n_states[c]
-                    base = unary_offsets[r]
-                    for h1 in range(n_states[p]):
-                        for h2 in range(size_c):
-                            s = log_unary[base + h1 * size_c + h2] + cell_scores[c, h2]
-                            if s > cell_scores[p, h1]:
-                                cell_scores[p, h1] = s
-                                cell_kind[p, h1] = UNARY
-                                cell_rule[p, h1] = r
-                                cell_left[p, h1] = h2
-                                if not cell_live[p]:
-                                    cell_live[p] = True
-                                    touched[n_touched] = p
-                                    n_touched += 1
+            # The closure touches every parent of a child in the cell; those with no
+            # finite score are dropped below.
+            n_touched, n_steps = unary_walk(
+                i, j, unary_rules, unary_by_parent, unary_parent_order, has_mask, mask,
+                columns, everywhere, cell_live, touched, n_touched, unary_steps,
+            )  # fmt: skip
+            for step in range(n_steps):
+                r = unary_steps[step]
+                p = unary_rules[r, 0]
+                c = unary_rules[r, 1]
+                size_c = n_states[c]
+                base = unary_offsets[r]
+                for h1 in range(n_states[p]):
+                    for h2 in range(size_c):
+                        s = log_unary[base + h1 * size_c + h2] + cell_scores[c, h2]
+                        if s > cell_scores[p, h1]:
+                            cell_scores[p, h1] = s
+                            cell_kind[p, h1] = UNARY
+                            cell_rule[p, h1] = r
+                            cell_left[p, h1] = h2
             needed = n_values + n_touched * max_states
             item_offsets = grow(item_offsets, n_items + n_touched)
             scores = grow(scores, needed)
@@ -223,6 +237,8 @@ def _viterbi_kernel(
                     live = live or cell_scores[a, h] > -np.inf
                 if live:
                     table[i, j, a] = n_items
+                    start_bits[i, a, j // 64] |= np.uint64(1) << np.uint64(j % 64)
+                    end_bits[j, a, i // 64] |= np.uint64(1) << np.uint64(i % 64)
                     item_offsets[n_items] = n_values
                     for h in range(n_states[a]):
                         scores[n_values + h] = cell_scores[a, h]

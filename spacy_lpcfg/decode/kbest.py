@@ -58,7 +58,7 @@ from ..grammar.symbols import PRETERMINAL
 from .anchored import anchored_scores
 from .charts import chart_posteriors
 from .result import ParseResult
-from .rule_cky import _cell_order, _unary_rank
+from .rule_cky import cell_order, unary_rank
 
 KBEST_DECODERS = ("viterbi", "max_rule", "variational")
 LEAF, BINARY, UNARY = 0, 1, 2
@@ -314,10 +314,10 @@ def _forest(
     # rules, then unary rules children first (rule_cky's order)
     span = n + 1
     b_parents = b_items[:, 0]
-    b_order = _cell_order((n - starts[b_parents]).astype(np.int64) * span + ends[b_parents])
+    b_order = cell_order((n - starts[b_parents]).astype(np.int64) * span + ends[b_parents])
     u_parents = u_items[:, 0]
     u_cell = (n - starts[u_parents]).astype(np.int64) * span + ends[u_parents]
-    u_order = _cell_order(u_cell * grammar.n_symbols + _unary_rank(grammar)[symbols[u_parents]])
+    u_order = cell_order(u_cell * grammar.n_symbols + unary_rank(grammar)[symbols[u_parents]])
     b_items, b_rules, b_base = (
         np.ascontiguousarray(b_items[b_order]), b_rules[b_order], b_base[b_order]
     )  # fmt: skip

@@ -49,12 +49,12 @@ def rule_cky(grammar: LPCFG, scores: AnchoredScores, decoder: str) -> ParseResul
         )  # fmt: skip
     # Cells by (decreasing start, increasing end); within a cell, unary rules by the
     # topological rank of their parent, so chains are relaxed bottom up.
-    binary_order = _cell_order(
+    binary_order = cell_order(
         (n - scores.binary_starts).astype(np.int64) * span + scores.binary_ends
     )
-    rank = _unary_rank(grammar)
+    rank = unary_rank(grammar)
     unary_cell = (n - scores.unary_starts).astype(np.int64) * span + scores.unary_ends
-    unary_order = _cell_order(unary_cell * grammar.n_symbols + rank[unary_rows[:, 0]])
+    unary_order = cell_order(unary_cell * grammar.n_symbols + rank[unary_rows[:, 0]])
     n_items = 1 + max(
         int(tag_items.max(initial=-1)),
         int(binary_items.max(initial=-1)),
@@ -85,14 +85,14 @@ def rule_cky(grammar: LPCFG, scores: AnchoredScores, decoder: str) -> ParseResul
 
 
 @per_grammar
-def _unary_rank(grammar: LPCFG) -> np.ndarray:
+def unary_rank(grammar: LPCFG) -> np.ndarray:
     """int64[S]: each unary parent's position in the topological order."""
     rank = np.zeros(grammar.n_symbols, dtype=np.int64)
     rank[grammar.unary_parent_order] = np.arange(len(grammar.unary_parent_order))
     return rank
 
 
-def _cell_order(keys: np.ndarray) -> np.ndarray | slice:
+def cell_order(keys: np.ndarray) -> np.ndarray | slice:
     """The stable order sorting keys; a no-op slice when they are sorted already (the
     one-state chart lists its rules cell by cell)."""
     if len(keys) < 2 or (keys[1:] >= keys[:-1]).all():

@@ -24,13 +24,11 @@ tree is in it, so a node's posteriors sum to one).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from ..chart.scaled import FAST_MATH
-from .em.kernels import divide_by_largest, node_blocks
+from ..chart.scaled import FAST_MATH, divide_by_largest
+from .em.kernels import node_blocks, node_mass, scale_inside, seed_leaf, start_root
 
 NEITHER, LEFT, RIGHT, BOTH = 0, 1, 2, 3  # columns of the binary pass patterns
 DRAW, PASS = 0, 1  # columns of the unary ones
@@ -129,12 +127,8 @@ def inherit_inside_outside(
                 inside[s + h] = unary_weights[base + h] * (q[DRAW] * fa + q[PASS] * ia)
             log_inside[i] = log_inside[a]
         else:
-            base = lexical_offsets[rule]
-            for h in range(m):
-                inside[s + h] = lexical_weights[base + h]
-        scale = divide_by_largest(inside, s, m)
-        log_inside[i] += scale
-        local_scale[i] = math.exp(scale) if scale > -np.inf else 0.0
+            seed_leaf(inside, s, m, lexical_weights, lexical_offsets[rule])
+        scale_inside(inside, s, m, i, log_inside, local_scale)
         g = state_start[symbol[i]]
         f = 0.0
         for h in range(m):
@@ -145,12 +139,8 @@ def inherit_inside_outside(
     for i in range(n):  # parents first: a node's outside is complete when it is reached
         s, m, rule = node_start[i], node_states[i], node_rule[i]
         if is_root[i]:
-            for h in range(m):
-                outside[s + h] = 1.0
-            log_likelihood += log_inside[i] + math.log(inside[s]) if inside[s] > 0 else -np.inf
-        z = 0.0
-        for h in range(m):
-            z += outside[s + h] * inside[s + h]
+            log_likelihood += start_root(outside, inside, s, m, log_inside[i])
+        z = node_mass(outside, inside, s, m)
         if z > 0.0:
             g = state_start[symbol[i]]
             for h in range(m):

@@ -76,12 +76,9 @@ def _link_sums(rules, offsets, dense, positions, values, n_states, state_offsets
     rule = 0
     n = values.shape[0] if dense else positions.shape[0]
     for k in range(n):
-        position = k if dense else positions[k]
-        while offsets[rule + 1] <= position:
-            rule += 1
+        rule, index = stored_cell(k, dense, positions, offsets, rule)
         mb = n_states[rules[rule, 1]]
         mc = n_states[rules[rule, 2]] if binary else 1
-        index = position - offsets[rule]
         h3 = index % mc
         h2 = index // mc % mb
         h1 = index // (mb * mc)
@@ -89,3 +86,14 @@ def _link_sums(rules, offsets, dense, positions, values, n_states, state_offsets
         sums[row + h2] += values[k]
         if binary:
             sums[row + mb + h3] += values[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def stored_cell(k, dense, positions, offsets, rule):
+    """(rule, index in its block) of stored weight k: every weight when ``dense``, else
+    the one at ``positions[k]``. Positions increase, so the rule is found by moving on
+    from the previous weight's."""
+    position = k if dense else positions[k]
+    while offsets[rule + 1] <= position:
+        rule += 1
+    return rule, position - offsets[rule]

@@ -28,21 +28,41 @@ import math
 import numpy as np
 from numba import njit
 
-from ...chart.scaled import FAST_MATH
+from ...chart.scaled import FAST_MATH, divide_by_largest
 
 
-@njit(cache=True, nogil=True)
-def divide_by_largest(values, start, size):
-    """Divide values[start:start + size] by its largest entry; RETURNS the log of it
-    (-inf, values unchanged, when all are zero)."""
-    largest = 0.0
-    for h in range(size):
-        largest = max(largest, values[start + h])
-    if largest <= 0.0:
-        return -np.inf
-    for h in range(size):
-        values[start + h] /= largest
-    return math.log(largest)
+@njit(cache=True, nogil=True, inline="always")
+def seed_leaf(inside, s, m, lexical_weights, base):
+    """A leaf's inside vector: its lexical rule's block."""
+    for h in range(m):
+        inside[s + h] = lexical_weights[base + h]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def scale_inside(inside, s, m, i, log_inside, local_scale):
+    """Divide node i's inside vector by its largest entry: its log joins log_inside[i]
+    and the factor itself, local_scale[i] (0 for a zero vector)."""
+    scale = divide_by_largest(inside, s, m)
+    log_inside[i] += scale
+    local_scale[i] = math.exp(scale) if scale > -np.inf else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def start_root(outside, inside, s, m, log_inside_root):
+    """Set a root's outside vector to ones; RETURNS its tree's log-likelihood."""
+    for h in range(m):
+        outside[s + h] = 1.0
+    return log_inside_root + math.log(inside[s]) if inside[s] > 0 else -np.inf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def node_mass(outside, inside, s, m):
+    """sum_h outside * inside at a node: its tree's probability over the scale
+    factors along the way."""
+    z = 0.0
+    for h in range(m):
+        z += outside[s + h] * inside[s + h]
+    return z
 
 
 @njit(cache=True, nogil=True)
@@ -139,27 +159,18 @@ def inside_outside_nodes(
                 inside[s + h] = value
             log_inside[i] = log_inside[a]
         else:
-            base = lexical_offsets[rule]
-            for h in range(m):
-                inside[s + h] = lexical_weights[base + h]
-        scale = divide_by_largest(inside, s, m)
-        log_inside[i] += scale
-        local_scale[i] = math.exp(scale) if scale > -np.inf else 0.0
+            seed_leaf(inside, s, m, lexical_weights, lexical_offsets[rule])
+        scale_inside(inside, s, m, i, log_inside, local_scale)
 
     pushed_right = np.zeros(max(int(n_states.max()), 1))  # the right child's outside, summed
     log_likelihood = 0.0
     for i in range(n):  # parents first: push outside vectors down to the children
         s, m, rule = node_start[i], node_states[i], node_rule[i]
         if is_root[i]:
-            for h in range(m):
-                outside[s + h] = 1.0
-            log_likelihood += log_inside[i] + math.log(inside[s]) if inside[s] > 0 else -np.inf
+            log_likelihood += start_root(outside, inside, s, m, log_inside[i])
         # Z: the tree's probability over the scale factors at this node; the posterior
         # of a state cell of the node's rule is its product of scores over Z
-        z = 0.0
-        for h in range(m):
-            z += outside[s + h] * inside[s + h]
-        z *= local_scale[i]
+        z = node_mass(outside, inside, s, m) * local_scale[i]
         inverse_z = 1.0 / z if z > 0.0 else 0.0  # an impossible tree adds no counts
         if z > 0.0:
             g = state_start[symbol[i]]
