@@ -89,12 +89,17 @@ class FunctionLabeller(BaseEstimator):
             detail = f"the training trees have {found}; it needs at least two combinations"
             raise ValueError(Errors.E029.format(what="function labeller", detail=detail))
         names, matrix = phrases.matrix(self.min_count)
+        target = phrases.classes(classes)
+        del phrases  # its feature ids: the matrix's size again
         self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter)
         # One BLAS thread: L-BFGS's vector operations gain nothing from threads, and
         # on a busy machine they made the fit 9 times slower (ptb_sample, 600 trees:
         # 19.7 s against 2.1 s on 2 shared cores); the fit is also reproducible then.
         with threadpool_limits(limits=1, user_api="blas"):
-            self.model_.fit(matrix, phrases.classes(classes))
+            if len(classes) > 2:
+                _fit_multinomial(self.model_, matrix, target, len(classes))
+            else:
+                self.model_.fit(matrix, target)
         self.tagger_ = FunctionTagger(
             self.scheme,
             rules,
@@ -111,6 +116,134 @@ class FunctionLabeller(BaseEstimator):
         """``trees`` with the predicted function tags on every phrase (below TOP)."""
         check_is_fitted(self, ["tagger_"])
         return self.tagger_.label(trees)
+
+
+# Samples per block of ``_BlockedMultinomialLoss``: its arrays of a block's
+# predictions and gradients take SAMPLE_BLOCK x classes floats (icepahc: 203 classes,
+# 6.6 MB), where scikit-learn's take the whole treebank's phrases (600 000: 1 GB each).
+SAMPLE_BLOCK = 4096
+
+
+def _fit_multinomial(
+    model: Any, X: Any, y: np.ndarray, n_classes: int, block: int = SAMPLE_BLOCK
+) -> None:
+    """Fit the LogisticRegression ``model`` (lbfgs, L2, an intercept; not fitted) on the
+    CSR matrix ``X`` and the classes ``y`` (0 ... n_classes - 1, every one seen, at
+    least 3) as its ``fit`` does, to the same bits, without its two arrays of (samples x
+    classes) floats: the loss and gradient are summed over blocks of ``block`` samples
+    (``_BlockedMultinomialLoss``). Sets ``coef_``, ``intercept_``, ``classes_``,
+    ``n_iter_`` and ``n_features_in_``.
+
+    The steps are those of scikit-learn's ``_logistic_regression_path`` for a
+    multinomial lbfgs fit without sample weights (version 1.9);
+    ``tests/estimators/test_function_labels.py`` compares the coefficients with
+    ``LogisticRegression.fit``'s bit for bit.
+    """
+    import warnings
+
+    from scipy import optimize
+    from sklearn.exceptions import ConvergenceWarning
+
+    n_samples, n_features = X.shape
+    loss = _BlockedMultinomialLoss(n_classes, block)
+    # the coefficients with the intercept last, ravelled with each feature's classes
+    # together (order "F"), as scikit-learn's LinearModelLoss reads them
+    w0 = np.zeros((n_classes, n_features + 1), order="F").ravel(order="F")
+    l2_reg_strength = 1.0 / (model.C * n_samples)
+    result = optimize.minimize(
+        loss.loss_gradient,
+        w0,
+        method="L-BFGS-B",
+        jac=True,
+        args=(X, y.astype(np.float64), l2_reg_strength),
+        options={
+            "maxiter": model.max_iter,
+            "maxls": 50,
+            "gtol": model.tol,
+            "ftol": 64 * np.finfo(float).eps,
+        },
+    )
+    n_iter = min(result.nit, model.max_iter)
+    if result.status != 0:
+        warnings.warn(
+            f"lbfgs failed to converge after {n_iter} iteration(s) "
+            f"(status={result.status}):\n{result.message}\n",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    coef = np.reshape(result.x, (n_classes, -1), order="F").copy(order="K")
+    model.classes_ = np.arange(n_classes)
+    model.n_features_in_ = n_features
+    model.n_iter_ = np.asarray([n_iter], dtype=np.int32)
+    model.coef_ = coef[:, :-1]
+    model.intercept_ = coef[:, -1]
+
+
+class _BlockedMultinomialLoss:
+    """scikit-learn's ``LinearModelLoss(HalfMultinomialLoss(n_classes), fit_intercept=
+    True).loss_gradient`` (no sample weights) summed over blocks of ``block`` samples,
+    with the same bits: each sample's prediction, loss and gradient are computed as
+    there (row by row), the losses summed as one array, and the gradient's sums over
+    the samples accumulated in the same order (scipy's ``csc_matvecs``, which
+    ``grad_pointwise.T @ X`` runs on the whole matrix, run on each block's columns of
+    ``X.T`` into one output; numpy's column sums, row after row)."""
+
+    def __init__(self, n_classes: int, block: int = SAMPLE_BLOCK):
+        from sklearn._loss.loss import HalfMultinomialLoss
+
+        self.base_loss = HalfMultinomialLoss(n_classes=n_classes)
+        self.n_classes = n_classes
+        self.block = block
+
+    def loss_gradient(
+        self, coef: np.ndarray, X: Any, y: np.ndarray, l2_reg_strength: float
+    ) -> tuple[float, np.ndarray]:
+        """(loss, gradient) at the ravelled coefficients ``coef`` of the CSR matrix ``X``
+        and the classes ``y`` (float64)."""
+        from scipy.sparse import _sparsetools
+        from sklearn.utils.extmath import squared_norm
+
+        (n_samples, n_features), n_classes = X.shape, self.n_classes
+        matrix = coef.reshape((n_classes, -1), order="F")
+        weights, intercept = matrix[:, :-1], matrix[:, -1]
+        losses = np.empty(n_samples)
+        flat = np.zeros(n_classes * (n_features + 1))
+        grad = flat.reshape((n_classes, -1), order="F")  # a view: classes x (features + 1)
+        # its first n_features columns in memory: X.T @ G's (features x classes), C order
+        grad_x = flat[: n_classes * n_features].reshape((n_features, n_classes))
+        intercept_grad = None
+        indptr, indices, data = X.indptr, X.indices, X.data
+        for start in range(0, n_samples, self.block):
+            stop = min(start + self.block, n_samples)
+            raw_prediction = X[start:stop] @ weights.T + intercept
+            _, gradient = self.base_loss.loss_gradient(
+                y_true=y[start:stop],
+                raw_prediction=raw_prediction,
+                loss_out=losses[start:stop],
+                n_threads=1,
+            )
+            del raw_prediction
+            gradient /= n_samples
+            # grad_x += X[start:stop].T @ gradient, summed sample after sample
+            _sparsetools.csc_matvecs(
+                n_features,
+                stop - start,
+                n_classes,
+                indptr[start : stop + 1],
+                indices,
+                data,
+                gradient.ravel(),
+                grad_x.ravel(),  # a view (C order): accumulated in place
+            )
+            if intercept_grad is None:
+                intercept_grad = gradient.sum(axis=0)
+            else:  # the column sums go on from the last block's, row after row
+                intercept_grad = np.concatenate((intercept_grad[None, :], gradient)).sum(axis=0)
+        loss = float(np.sum(losses) / n_samples)
+        loss += float(0.5 * l2_reg_strength * squared_norm(weights))
+        grad_x += (l2_reg_strength * weights).T
+        grad[:, -1] = intercept_grad
+        return loss, flat
 
 
 class _PhraseTable:

@@ -597,7 +597,13 @@ class LPCFG:
 
     def to_bytes(self) -> bytes:
         """The grammar as one zip archive of the to_disk files (no pickle)."""
-        return pack_zip(encode_members(self.symbols, self._arrays(), self.words))
+        return pack_zip(self.to_members())
+
+    def to_members(self) -> dict[str, bytes]:
+        """The to_disk files, name -> content: what ``to_bytes`` archives (a model's
+        files take them as they are, not unpacked from the archive: for a large grammar
+        its size twice more)."""
+        return encode_members(self.symbols, self._arrays(), self.words)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> LPCFG:

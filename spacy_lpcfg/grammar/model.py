@@ -494,9 +494,9 @@ class ParsingModel:
             TRANSFORMS: _json_bytes(self.transform.to_dict()),
             LEXICON: _json_bytes(self.lexicon.to_dict()),
         }
-        yield unpack_zip(self.grammar.to_bytes(), "grammar")
+        yield self.grammar.to_members()
         for i, extra in enumerate(self.extra_grammars):
-            files = unpack_zip(extra.to_bytes(), "grammar")
+            files = extra.to_members()
             yield {f"{_extra_dir(i)}/{name}": data for name, data in files.items()}
         if self.spectrum is not None:
             yield self.spectrum.to_members()

@@ -35,3 +35,62 @@ def test_function_tags_on_gold_brackets_beat_a_floor(labeller, load_corpus):
 def test_parameters_are_checked():
     with pytest.raises(ValueError, match="C"):
         FunctionLabeller(C=0).fit([])
+
+
+def _multiclass_problem(seed: int, n: int, features: int, classes: int, ones: bool):
+    import numpy as np
+    from scipy import sparse
+
+    rng = np.random.default_rng(seed)
+    X = sparse.random(n, features, density=0.05, format="csr", random_state=rng)
+    if ones:  # the labeller's matrices: binary features
+        X.data[:] = 1.0
+    y = rng.integers(0, classes, n)
+    y[:classes] = np.arange(classes)  # every class seen
+    return X, y
+
+
+@pytest.mark.parametrize("ones", [True, False])
+@pytest.mark.parametrize("block", [1, 64, 5000])
+def test_blocked_loss_gradient_is_scikit_learns_to_the_bit(ones, block):
+    """The loss and gradient summed over blocks of samples are those of scikit-learn's
+    LinearModelLoss over the whole matrix, bit for bit."""
+    import numpy as np
+    from sklearn._loss.loss import HalfMultinomialLoss
+    from sklearn.linear_model._linear_loss import LinearModelLoss
+
+    from spacy_lpcfg.estimators.function_labels import _BlockedMultinomialLoss
+
+    X, y = _multiclass_problem(0, 997, 53, 7, ones)
+    coef = np.random.default_rng(1).standard_normal(7 * 54)
+    whole = LinearModelLoss(HalfMultinomialLoss(n_classes=7), fit_intercept=True)
+    loss, grad = whole.loss_gradient(coef, X, y.astype(float), None, 0.01, 1)
+    blocked = _BlockedMultinomialLoss(7, block).loss_gradient(coef, X, y.astype(float), 0.01)
+    assert blocked[0] == loss
+    assert np.array_equal(blocked[1], grad)
+
+
+@pytest.mark.parametrize("max_iter", [2, 300])
+def test_blocked_fit_is_logistic_regression_fit_to_the_bit(max_iter):
+    """``_fit_multinomial`` gives LogisticRegression.fit's coefficients bit for bit,
+    and its warning when lbfgs stops at max_iter."""
+    import warnings
+
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from spacy_lpcfg.estimators.function_labels import _fit_multinomial
+
+    X, y = _multiclass_problem(2, 1500, 80, 9, True)
+    with warnings.catch_warnings(record=True) as expected:
+        warnings.simplefilter("always")
+        reference = LogisticRegression(C=0.5, max_iter=max_iter).fit(X, y)
+    model = LogisticRegression(C=0.5, max_iter=max_iter)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _fit_multinomial(model, X, y, 9, block=100)
+    assert np.array_equal(model.coef_, reference.coef_)
+    assert np.array_equal(model.intercept_, reference.intercept_)
+    assert np.array_equal(model.n_iter_, reference.n_iter_)
+    assert [type(w.message) for w in seen] == [type(w.message) for w in expected]
+    assert np.array_equal(model.predict_proba(X), reference.predict_proba(X))

@@ -149,3 +149,19 @@ def test_a_latent_lexicon_of_ptb_sample_is_the_same_to_the_bit(load_corpus, monk
     expected = fitted()._emissions
     assert len(expected.weights) > 10_000  # smoothed words over many open states
     _assert_same(table, expected)
+
+
+@pytest.mark.parametrize("step", [1, 3, 64, 10_000])
+def test_gather_blocks_is_the_gather_of_block_positions(step):
+    """The blocks gathered a few at a time are the one gather over all their positions."""
+    from spacy_lpcfg.grammar.emissions import gather_blocks
+
+    rng = np.random.default_rng(step)
+    sizes = rng.integers(0, 6, 500)  # empty blocks too
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    values = rng.standard_normal(int(offsets[-1]))
+    blocks = rng.permutation(500)[:300]
+    expected = values[block_positions(offsets, blocks)]
+    gathered = gather_blocks(values, offsets, blocks, step)
+    assert gathered.dtype == expected.dtype and np.array_equal(gathered, expected)
+    assert len(gather_blocks(values, offsets, blocks[:0], step)) == 0

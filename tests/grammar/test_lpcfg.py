@@ -264,6 +264,18 @@ def test_lpcfg_bytes_roundtrip_is_identical(grammar):
     assert again.unary_parent_order.tolist() == grammar.unary_parent_order.tolist()
 
 
+def test_lpcfg_members_are_the_archived_files(grammar, tmp_path):
+    """``to_members`` (what a model directory's files take) is the archive ``to_bytes``
+    unpacked, in its order, and the files ``to_disk`` writes."""
+    from spacy_lpcfg.grammar.serialization import unpack_zip
+
+    members = grammar.to_members()
+    unpacked = unpack_zip(grammar.to_bytes(), "bytes")
+    assert list(members.items()) == list(unpacked.items())
+    grammar.to_disk(tmp_path / "model")
+    assert {name: (tmp_path / "model" / name).read_bytes() for name in members} == members
+
+
 def test_lpcfg_disk_roundtrip_is_identical(grammar, tmp_path):
     grammar.to_disk(tmp_path / "model")
     names = sorted(p.name for p in (tmp_path / "model").iterdir())
