@@ -11,7 +11,9 @@ the same run, ``spacy-lpcfg test`` of our model (``projects/pipelines/models/<co
 ``train``'s default recipe) on the same file; F1 is EVALB (COLLINS.prm) for both, the
 speed ratio is from that one run. ``--test-trees N`` races on about N test trees,
 every k-th (``corpora.spread``), for treebanks with more (IcePaHC: 7,324). A treebank whose log
-exists in ``--work`` is not run again (delete it to rerun).
+exists in ``--work`` is not run again (delete it to rerun). ``--rerace`` races
+the same test file again with the grammar that run trained (``any.sh --grammar``: no
+training; its training figures are the first run's), for a new version of ours.
 """
 
 from __future__ import annotations
@@ -61,6 +63,25 @@ def race(corpus: str, work: Path, test_trees: int | None) -> str:
     return log.read_text(encoding="utf-8")
 
 
+def rerace(corpus: str, work: Path, test_trees: int | None) -> str:
+    """The first run's training lines, then a new race on the same test trees with the
+    grammar it trained."""
+    first = work / f"{corpus}.log"
+    if not first.exists():
+        sys.exit(f"{corpus}: no earlier run in {work} to race again")
+    train, test = write_splits(corpus, work, test_trees)  # the same trees as the first run
+    env = dict(os.environ, SPACY_LPCFG_DATA=str(data_dir()))
+    grammar = work / corpus / "berkeley.gr"
+    command = ["bash", str(ANY), str(train), str(test), "--grammar", str(grammar),
+               "--work", str(work / corpus)]  # fmt: skip
+    done = subprocess.run([*command, str(MODELS / corpus)], env=env, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"any.sh failed on {corpus}:\n{done.stderr[-2000:]}")
+    (work / f"{corpus}.rerace.log").write_text(done.stdout, encoding="utf-8")
+    lines = first.read_text(encoding="utf-8").splitlines()
+    return "\n".join([*(line for line in lines if TRAINED.search(line)), done.stdout])
+
+
 def row(corpus: str, output: str) -> str:
     trained = TRAINED.search(output)
     raced = [m.groups() for line in output.splitlines() if (m := RACED.match(line))]
@@ -80,6 +101,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench_berkeley_treebanks"))
     parser.add_argument("--test-trees", type=int, default=1000, help="about, spread")
+    parser.add_argument("--rerace", action="store_true", help="race again, no training")
     parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args()
     rows = []
@@ -88,7 +110,7 @@ def main() -> None:
 
         sizes = {k: len(v) for k, v in load_splits(corpus, data_dir=data_dir()).items()}
         limit = args.test_trees if sizes["test"] > args.test_trees else None
-        output = race(corpus, args.work, limit)
+        output = rerace(corpus, args.work, limit) if args.rerace else race(corpus, args.work, limit)
         raced = (args.work / corpus / "gold").read_text(encoding="utf-8").count("\n")
         rows.append(row(corpus, output) + f" {raced} of {sizes['test']} |")
         print(rows[-1], flush=True)
@@ -104,7 +126,7 @@ def main() -> None:
     body = (
         "## The Berkeley parser on the other treebanks\n\n"
         f"`python benchmarks/bench_berkeley_treebanks.py --test-trees {args.test_trees} "
-        f"--write` on {machine()}: `../shared/tools/berkeley/any.sh` trains the Berkeley "
+        f"{'--rerace ' if args.rerace else ''}--write` on {machine()}: `../shared/tools/berkeley/any.sh` trains the Berkeley "
         "parser (GrammarTrainer, its defaults: SM4, X-bar, function tags stripped) on each "
         "treebank's fixed training split and parses the test sentences; in the same run "
         "`spacy-lpcfg test` parses them with our ready pipeline's model (`train`'s "

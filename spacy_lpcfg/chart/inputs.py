@@ -230,13 +230,14 @@ def dense_blocks(grammar: LPCFG) -> tuple[np.ndarray, np.ndarray]:
     sizes = np.where(dense, np.diff(offsets), 0)
     compact = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=compact[1:])
-    nonzero, counts = _nonzero_cells(grammar)
-    keep = np.repeat(dense, counts)
-    # Each dense rule's cells move by one shift, from its block in the grammar's
-    # weights to its block here.
-    shifts = np.repeat((compact[:-1] - offsets[:-1])[dense], counts[dense])
+    nonzero = grammar.nonzero_binary_weights()
+    runs = np.searchsorted(nonzero.positions, offsets)  # rule r's cells: runs[r]:runs[r+1]
     weights = np.zeros(compact[-1])
-    weights[nonzero.positions[keep] + shifts] = nonzero.values[keep]
+    # Rule by rule, each cell moved by its rule's shift: no temporary of the grammar's
+    # size, whose fresh pages a parser's first sentence would wait for.
+    for rule in np.flatnonzero(dense).tolist():
+        cells = slice(runs[rule], runs[rule + 1])
+        weights[nonzero.positions[cells] - (offsets[rule] - compact[rule])] = nonzero.values[cells]
     return compact, weights
 
 

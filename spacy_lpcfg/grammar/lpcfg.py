@@ -669,9 +669,7 @@ def _frozen_array(name: str, value) -> np.ndarray:
                     name=name, found=f"values outside the {dtype} range", expected=f"dtype {dtype}"
                 )
             )
-    if array.dtype == dtype and array.flags.c_contiguous and _frozen(array):
-        return array  # nobody can change it: shared, not copied (a grammar's size)
-    return _read_only(np.array(array, dtype=dtype, order="C"))
+    return _shared_or_copied(array, dtype)
 
 
 def _frozen(array: np.ndarray) -> bool:
@@ -703,11 +701,22 @@ def _frozen_sparse(weights: SparseWeights) -> SparseWeights:
     if problem:
         raise GrammarError(Errors.E108.format(kind="binary", detail=problem))
     nonzero = values != 0  # so that equal weights compare equal however given
+    if not nonzero.all():
+        positions, values = positions[nonzero], values[nonzero]
     return SparseWeights(
-        _read_only(np.array(positions[nonzero], dtype=position_dtype(int(length)))),
-        _read_only(np.array(values[nonzero], dtype=np.float64)),
+        _shared_or_copied(positions, np.dtype(position_dtype(int(length)))),
+        _shared_or_copied(values, np.dtype(np.float64)),
         int(length),
     )
+
+
+def _shared_or_copied(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """`array` itself when nobody can change it and it is what the kernels take, else a
+    read-only copy: shared, not copied, a grammar's size (a grammar read from a file
+    uses the file's arrays)."""
+    if array.dtype == dtype and array.flags.c_contiguous and array.flags.aligned and _frozen(array):
+        return array
+    return _read_only(np.array(array, dtype=dtype, order="C"))
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -292,9 +292,12 @@ def pack_zip(members: Mapping[str, bytes]) -> bytes:
 
 
 def pack_npz(arrays: Mapping[str, np.ndarray]) -> bytes:
-    """``pack_zip`` of the arrays' ``.npy`` files (``NAME.npy``), the same bytes, each
-    array written into the archive from its own memory: no ``.npy`` copy of it first
-    (for a large grammar, its size once more while it is written)."""
+    """An uncompressed zip archive of the arrays' ``.npy`` files (``NAME.npy``), as
+    ``np.savez`` writes them, except that each member's data starts at a multiple of
+    ``NPY_ALIGNMENT`` bytes in the archive (padding in its local header's extra field,
+    as zipalign pads): a reader then uses the arrays where they lie in the file's
+    bytes instead of copying them (``read_npz``). Each array is written into the
+    archive from its own memory: no ``.npy`` copy of it first."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
         for name, array in arrays.items():
@@ -306,11 +309,34 @@ def pack_npz(arrays: Mapping[str, np.ndarray]) -> bytes:
             info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_DATE)
             # what writestr sets before it opens the member (its zip64 choice reads it)
             info.file_size = header.tell() + array.nbytes
+            info.extra = _alignment_padding(buffer.tell(), info)
             with archive.open(info, mode="w") as member:
                 member.write(header.getvalue())
                 if array.size:
                     member.write(array.data.cast("B"))
     return buffer.getvalue()
+
+
+# The .npy header pads the data to a multiple of 64 bytes from the member's start.
+NPY_ALIGNMENT = 64
+_PADDING_ID = 0xD935  # the extra field's id Android's zipalign pads with
+
+
+def _alignment_padding(offset: int, info: zipfile.ZipInfo) -> bytes:
+    """An extra field that makes the member whose local header starts at `offset`
+    begin at a multiple of NPY_ALIGNMENT. A local header is 30 bytes, the name and
+    the extra field, and the zip64 sizes (20 bytes) that zipfile adds to a member
+    it expects near 4 GiB (its rule in ZipFile.open)."""
+    zip64 = 20 if info.file_size * 1.05 > zipfile.ZIP64_LIMIT else 0
+    start = offset + 30 + len(info.filename.encode("utf-8")) + zip64
+    padding = -start % NPY_ALIGNMENT
+    if padding and padding < 4:  # a field is at least its 4-byte id and size
+        padding += NPY_ALIGNMENT
+    if not padding:
+        return b""
+    return (
+        _PADDING_ID.to_bytes(2, "little") + (padding - 4).to_bytes(2, "little") + bytes(padding - 4)
+    )
 
 
 def unpack_zip(data: bytes, source: str, fail: Fail | None = None) -> dict[str, bytes]:
@@ -348,7 +374,7 @@ def read_npz(
         Each member's ``.npy`` header must give exactly that dtype and shape, and
         the member must hold exactly the bytes the header implies.
     optional (Collection[str]): names of specs that may be absent.
-    RETURNS (dict[str, np.ndarray]): the arrays present, by name.
+    RETURNS (dict[str, np.ndarray]): the arrays present, by name, read-only.
     """
     try:
         with _open_zip(data, name, fail) as archive:
@@ -433,9 +459,10 @@ def _read_npy(
     """One member's array, its header checked against `spec` and the member's size.
 
     data (bytes): the whole archive. A stored (uncompressed) member, as ``np.savez``
-        writes them, is read from it in place and copied once, its CRC checked;
-        going through ``zipfile``'s stream copies every byte three times more, which
-        a parser's first sentence waits for.
+        writes them, is read from it in place, its CRC checked, and returned as a
+        view of `data` when aligned (``pack_npz`` aligns them), else as an aligned
+        copy; going through ``zipfile``'s stream copies every byte three times more,
+        which a parser's first sentence waits for. Every array returned is read-only.
     """
     where = f"{name}: {info.filename}"
     plain = info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1  # not encrypted
@@ -474,7 +501,11 @@ def _read_npy(
         layout = shape[::-1] if fortran else shape
         if stored is not None:
             values = np.frombuffer(stored, dtype=dtype, count=math.prod(shape), offset=header)
-            array = values.reshape(layout).copy()  # its own, aligned, writable
+            # Read-only, in the archive's bytes: used where it lies when aligned (as
+            # pack_npz writes members), else copied, as compiled kernels want it aligned.
+            array = values.reshape(layout)
+            if not (array.flags.aligned and isinstance(data, bytes)):  # bytes: immutable
+                array = array.copy()
         else:
             array = np.empty(layout, dtype=dtype)
             # stubs: a zipfile stream has readinto, an ndarray is a buffer
@@ -487,6 +518,7 @@ def _read_npy(
             ):
                 raise fail(f"{where} is truncated")
             stream.read(1)  # reach the end of the member, which checks its CRC
+    array.flags.writeable = False  # alike however stored; a grammar shares it uncopied
     return array.T if fortran else array
 
 

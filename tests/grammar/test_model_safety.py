@@ -278,8 +278,52 @@ def test_npz_members_read_as_numpy_reads_them(compressed):
     }
     read = read_npz(_npz(arrays, compressed), "grammar.npz", specs, GrammarError)
     for key, array in arrays.items():
-        assert read[key].dtype == array.dtype and read[key].flags.writeable
+        assert read[key].dtype == array.dtype and not read[key].flags.writeable
         assert read[key].flags.aligned and np.array_equal(read[key], array), key
+
+
+@pytest.mark.parametrize("name_length", range(1, 70, 3))
+def test_pack_npz_aligns_every_member_so_reading_copies_nothing(name_length):
+    import io
+
+    import numpy as np
+
+    from spacy_lpcfg.grammar.serialization import NPY_ALIGNMENT, pack_npz, read_npz
+
+    # names of every length move the next member's header by every offset mod 64
+    arrays = {
+        "a" * name_length: np.linspace(-1, 1, 7 + name_length),
+        "b" * (name_length + 5): np.arange(name_length, dtype=np.int32).reshape(-1, 1),
+        "c": np.arange(3, dtype=np.int64),
+        "empty": np.zeros(0),
+    }
+    data = pack_npz(arrays)
+    loaded = np.load(io.BytesIO(data), allow_pickle=False)  # still a plain .npz
+    specs = {key: (str(a.dtype), (None,) * a.ndim) for key, a in arrays.items()}
+    read = read_npz(data, "arrays.npz", specs, GrammarError)
+    for key, array in arrays.items():
+        assert np.array_equal(loaded[key], array) and np.array_equal(read[key], array)
+        assert read[key].dtype == array.dtype and not read[key].flags.writeable
+        if array.size:  # a view of the archive's bytes, at an aligned offset
+            assert read[key].base is not None and not read[key].flags.owndata
+            offset = read[key].ctypes.data - np.frombuffer(data, np.uint8).ctypes.data
+            assert offset % NPY_ALIGNMENT == 0, key
+
+
+def test_members_of_mutable_bytes_or_unaligned_are_copied():
+    import numpy as np
+
+    from spacy_lpcfg.grammar.serialization import pack_npz, read_npz
+
+    weights = np.linspace(0, 1, 100)
+    specs = {"w": ("float64", (None,))}
+    data = bytearray(pack_npz({"w": weights}))
+    read = read_npz(data, "arrays.npz", specs, GrammarError)["w"]
+    data[-8:] = bytes(8)  # the caller may change its buffer later: the array keeps its values
+    assert read.flags.owndata and not read.flags.writeable and read[-1] == 1.0
+    unaligned = _npz({"w": weights})  # np.savez aligns nothing
+    read = read_npz(unaligned, "arrays.npz", specs, GrammarError)["w"]
+    assert read.flags.aligned and np.array_equal(read, weights)
 
 
 @pytest.mark.parametrize("where", ["data", "header"])
