@@ -13,7 +13,8 @@ speed ratio is from that one run. ``--test-trees N`` races on about N test trees
 every k-th (``corpora.spread``), for treebanks with more (IcePaHC: 7,324). A treebank whose log
 exists in ``--work`` is not run again (delete it to rerun). ``--rerace`` races
 the same test file again with the grammar that run trained (``any.sh --grammar``: no
-training; its training figures are the first run's), for a new version of ours.
+training; its training figures are the first run's), for a new version of ours; a
+treebank whose ``<corpus>.rerace.log`` exists is not raced again.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ ANY = REPO.parent / "shared" / "tools" / "berkeley" / "any.sh"
 MODELS = REPO / "projects" / "pipelines" / "models"
 CORPORA = ("cess_esp", "floresta", "icepahc")
 TRAINED = re.compile(r"SM(\d+): wall (\d+) s, CPU (\d+) s, peak RSS (\d+) MB")
-RACED = re.compile(r"^(\S+)(?: \S+ \(\S+\))? F1\s+(\S+)\s+(\S+) sent/s")
+RACED = re.compile(r"^(\S+)(?: \S+ \(\S+\))?\s+F1\s+(\S+)\s+(\S+) sent/s")  # any.sh pads names
 
 
 def write_splits(corpus: str, work: Path, test_trees: int | None) -> tuple[Path, Path]:
@@ -66,9 +67,13 @@ def race(corpus: str, work: Path, test_trees: int | None) -> str:
 def rerace(corpus: str, work: Path, test_trees: int | None) -> str:
     """The first run's training lines, then a new race on the same test trees with the
     grammar it trained."""
-    first = work / f"{corpus}.log"
+    first, log = work / f"{corpus}.log", work / f"{corpus}.rerace.log"
     if not first.exists():
         sys.exit(f"{corpus}: no earlier run in {work} to race again")
+    lines = first.read_text(encoding="utf-8").splitlines()
+    trained = [line for line in lines if TRAINED.search(line)]
+    if log.exists():  # raced again before: not run again (delete it to rerun)
+        return "\n".join([*trained, log.read_text(encoding="utf-8")])
     train, test = write_splits(corpus, work, test_trees)  # the same trees as the first run
     env = dict(os.environ, SPACY_LPCFG_DATA=str(data_dir()))
     grammar = work / corpus / "berkeley.gr"
@@ -77,9 +82,8 @@ def rerace(corpus: str, work: Path, test_trees: int | None) -> str:
     done = subprocess.run([*command, str(MODELS / corpus)], env=env, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"any.sh failed on {corpus}:\n{done.stderr[-2000:]}")
-    (work / f"{corpus}.rerace.log").write_text(done.stdout, encoding="utf-8")
-    lines = first.read_text(encoding="utf-8").splitlines()
-    return "\n".join([*(line for line in lines if TRAINED.search(line)), done.stdout])
+    log.write_text(done.stdout, encoding="utf-8")
+    return "\n".join([*trained, done.stdout])
 
 
 def row(corpus: str, output: str) -> str:
@@ -132,10 +136,19 @@ def main() -> None:
         "`spacy-lpcfg test` parses them with our ready pipeline's model (`train`'s "
         "default recipe, `projects/pipelines/models/<treebank>`). EVALB F1 (COLLINS.prm, "
         "function tags stripped) for both; sentences/s exclude loading; the speed ratio "
-        "is from that one run (the machine was shared with other jobs: ratios are the "
-        "comparable figure). IcePaHC is raced on test trees spread evenly over its test "
+        "is from that one run (both parsers' speeds move with the machine's load: ratios "
+        "are the comparable figure). IcePaHC is raced on test trees spread evenly over its test "
         'split. ptb_sample: BENCHMARKS.md "Products of split-merge seeds against the '
-        'Berkeley parser (ptb_sample)".\n\n' + table + "\n"
+        'Berkeley parser (ptb_sample)".'
+        + (
+            " With --rerace, each race reuses the grammar the first run trained "
+            "(`any.sh --grammar`): the training column is that run's."
+            if args.rerace
+            else ""
+        )
+        + "\n\n"
+        + table
+        + "\n"
     )
     if args.write:
         write_section("berkeley_treebanks", body)
