@@ -262,7 +262,10 @@ class FunctionTagger:
                 "coef_values": ("float64", (stored,)),
                 "coef_positions": ("int64", (stored,)),
             }
-        arrays = read_npz(members[LABELLER_ARRAYS], LABELLER_ARRAYS, specs, fail)
+        # sparse coefficients are made dense: no views, which would keep the file alive
+        arrays = read_npz(
+            members[LABELLER_ARRAYS], LABELLER_ARRAYS, specs, fail, views=stored is None
+        )
         coef = arrays["coef"] if stored is None else _dense_coef(arrays, rows, len(features), fail)
         try:
             return cls(

@@ -673,13 +673,18 @@ def _frozen_array(name: str, value) -> np.ndarray:
 
 
 def _frozen(array: np.ndarray) -> bool:
-    """Whether neither the array nor any array it views is writable."""
+    """Whether neither the array nor anything it views can change: read-only arrays
+    down to one that owns its data, or to a ``bytes`` object (a model file's)."""
     current: object = array
     while isinstance(current, np.ndarray):
         if current.flags.writeable:
             return False
         current = current.base
-    return True
+    if isinstance(current, memoryview):
+        if not current.readonly:
+            return False
+        current = current.obj
+    return current is None or type(current) is bytes
 
 
 def _frozen_sparse(weights: SparseWeights) -> SparseWeights:

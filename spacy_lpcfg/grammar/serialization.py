@@ -34,7 +34,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..errors import Errors, GrammarError
-from .sparse_weights import SparseWeights
+from .sparse_weights import SparseWeights, position_dtype
 from .symbols import SYMBOL_KINDS, SymbolTable
 
 FORMAT_NAME = "spacy-lpcfg grammar"
@@ -112,7 +112,11 @@ def encode_members(
             weights = SparseWeights.from_dense(weights)
         if isinstance(weights, SparseWeights):
             stored[name] = weights.values
-            stored[name + POSITIONS] = weights.positions.astype(np.int64)  # the file format
+            # int32 where the length allows (as in memory), so that a reader can use
+            # the file's positions where they lie (read_npz)
+            stored[name + POSITIONS] = np.asarray(
+                weights.positions, dtype=position_dtype(weights.length)
+            )
             sparse[name] = weights.length
         else:
             stored[name] = weights
@@ -170,9 +174,15 @@ def decode_members(
             raise fail(f"{name} has {found[key]} {key}, {HEADER} 'counts.{key}' says {counts[key]}")
     specs = {name: (ARRAY_SPECS[name][0], shapes[name]) for name in ARRAY_SPECS}
     lengths = _sparse_lengths(header, shapes, fail)
-    for name in lengths:
-        specs[name + POSITIONS] = ("int64", shapes[name])
-    arrays = read_npz(members[ARRAYS], ARRAYS, specs, fail)
+    for name, length in lengths.items():
+        specs[name + POSITIONS] = (_positions_dtype(header, name, length, fail), shapes[name])
+    # Views of the file's bytes keep all of them alive: only when the grammar keeps every
+    # array as stored (no weights made dense, no positions of another width).
+    kept_as_stored = all(
+        name == "binary_weights" and specs[name + POSITIONS][0] == np.dtype(position_dtype(length))
+        for name, length in lengths.items()
+    )
+    arrays = read_npz(members[ARRAYS], ARRAYS, specs, fail, views=kept_as_stored)
     decoded: dict[str, Any] = dict(arrays)
     for name, length in lengths.items():
         weights = _sparse_weights(arrays, name, length, fail)
@@ -198,6 +208,20 @@ def _sparse_lengths(
             )
         lengths[name] = length
     return lengths
+
+
+def _positions_dtype(header: Mapping[str, Any], name: str, length: int, fail: Fail) -> np.dtype:
+    """The stored positions' dtype: int64, or int32 when `length` allows (the writer's
+    choice since positions are stored as they are kept)."""
+    entry = header["arrays"].get(name + POSITIONS)
+    declared = entry.get("dtype", "int64") if isinstance(entry, dict) else "int64"
+    allowed = ("int32", "int64") if position_dtype(length) == np.int32 else ("int64",)
+    if declared not in allowed:
+        raise fail(
+            f"{HEADER}: 'arrays.{name}{POSITIONS}.dtype' must be {' or '.join(allowed)} "
+            f"for length {length}, not {excerpt(declared)}"
+        )
+    return np.dtype(declared)
 
 
 def _sparse_weights(
@@ -366,6 +390,7 @@ def read_npz(
     specs: Mapping[str, tuple[str, tuple[int | None, ...]]],
     fail: Fail,
     optional: Collection[str] = (),
+    views: bool = True,
 ) -> dict[str, np.ndarray]:
     """The arrays of an ``.npz`` archive, without pickle, checked before allocation.
 
@@ -374,6 +399,8 @@ def read_npz(
         Each member's ``.npy`` header must give exactly that dtype and shape, and
         the member must hold exactly the bytes the header implies.
     optional (Collection[str]): names of specs that may be absent.
+    views (bool): whether arrays may be views of `data` (``_read_npy``); False when the
+        caller keeps only some of them, as a view keeps all of `data` alive.
     RETURNS (dict[str, np.ndarray]): the arrays present, by name, read-only.
     """
     try:
@@ -393,7 +420,7 @@ def read_npz(
             if absent:
                 raise fail(f"{name} lacks {', '.join(f'{key}.npy' for key in absent)}")
             return {
-                key: _read_npy(archive, infos[key], specs[key], name, fail, data)
+                key: _read_npy(archive, infos[key], specs[key], name, fail, data, views)
                 for key in specs
                 if key in infos
             }
@@ -455,13 +482,14 @@ def _read_npy(
     name: str,
     fail: Fail,
     data: bytes,
+    views: bool,
 ) -> np.ndarray:
     """One member's array, its header checked against `spec` and the member's size.
 
     data (bytes): the whole archive. A stored (uncompressed) member, as ``np.savez``
         writes them, is read from it in place, its CRC checked, and returned as a
-        view of `data` when aligned (``pack_npz`` aligns them), else as an aligned
-        copy; going through ``zipfile``'s stream copies every byte three times more,
+        view of `data` when `views`, aligned (``pack_npz`` aligns them) and `data` is
+        ``bytes``, else as an aligned copy; going through ``zipfile``'s stream copies every byte three times more,
         which a parser's first sentence waits for. Every array returned is read-only.
     """
     where = f"{name}: {info.filename}"
@@ -504,7 +532,8 @@ def _read_npy(
             # Read-only, in the archive's bytes: used where it lies when aligned (as
             # pack_npz writes members), else copied, as compiled kernels want it aligned.
             array = values.reshape(layout)
-            if not (array.flags.aligned and isinstance(data, bytes)):  # bytes: immutable
+            # exactly bytes: immutable (a subclass may hand out another buffer)
+            if not (views and array.flags.aligned and type(data) is bytes and stored.readonly):
                 array = array.copy()
         else:
             array = np.empty(layout, dtype=dtype)

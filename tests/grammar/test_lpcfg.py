@@ -575,3 +575,90 @@ def test_lpcfg_log_weights_of_a_sparse_grammar_leave_it_sparse():
     positive = dense > 0
     assert np.array_equal(logs[positive], np.log(dense[positive]))
     assert np.all(logs[~positive] == -np.inf)
+
+
+def _file_bytes(array: np.ndarray) -> object:
+    """The object at the end of an array's base chain (a file's bytes for a view)."""
+    current = array
+    while isinstance(current, np.ndarray):
+        current = current.base
+    return current.obj if isinstance(current, memoryview) else current
+
+
+def test_a_loaded_sparse_grammar_uses_the_file_bytes_it_keeps(tmp_path):
+    import json
+
+    from chart.brute_force import random_grammar
+
+    dense = random_grammar(3, max_states=6, density=0.8)
+    arrays = {
+        name: getattr(dense, name)
+        for kind in ("binary", "unary", "lexical")
+        for name in (f"{kind}_rules", f"{kind}_offsets", f"{kind}_weights")
+    }
+    arrays["binary_weights"] = _mostly_zero(dense).binary_weights  # only these sparse
+    grammar = LPCFG(dense.symbols, dense.n_states, words=dense.words, **arrays)
+    grammar.to_disk(tmp_path / "model")
+    header = json.loads((tmp_path / "model" / "grammar.json").read_text())
+    assert header["arrays"]["binary_weights_positions"]["dtype"] == "int32"  # as kept
+    loaded = LPCFG.from_disk(tmp_path / "model")
+    sparse = loaded.binary_sparse
+    # views of the file's bytes, none copied: every stored array is kept as stored
+    held = {id(_file_bytes(a)) for a in (sparse.positions, sparse.values, loaded.lexical_weights)}
+    assert len(held) == 1 and type(_file_bytes(sparse.values)) is bytes
+    assert loaded == grammar
+    # unary weights stored sparse are made dense on reading: then nothing is a view
+    _mostly_zero(dense).to_disk(tmp_path / "unary")
+    loaded = LPCFG.from_disk(tmp_path / "unary")
+    assert _file_bytes(loaded.binary_sparse.values) is None and loaded == _mostly_zero(dense)
+
+
+def test_a_grammar_file_with_int64_positions_is_read_and_copied(tmp_path):
+    import io
+    import json
+    import zipfile
+
+    from chart.brute_force import random_grammar
+
+    grammar = _mostly_zero(random_grammar(3, max_states=6, density=0.8))
+    grammar.to_disk(tmp_path / "model")
+    folder = tmp_path / "model"
+    # as files were written before positions were stored at their own width
+    with zipfile.ZipFile(folder / "grammar.npz") as archive:
+        arrays = {i.filename[:-4]: np.load(io.BytesIO(archive.read(i))) for i in archive.infolist()}
+    arrays["binary_weights_positions"] = arrays["binary_weights_positions"].astype(np.int64)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    (folder / "grammar.npz").write_bytes(buffer.getvalue())
+    header = json.loads((folder / "grammar.json").read_text())
+    header["arrays"]["binary_weights_positions"]["dtype"] = "int64"
+    (folder / "grammar.json").write_text(json.dumps(header))
+    loaded = LPCFG.from_disk(folder)
+    assert loaded == grammar and loaded.binary_sparse.positions.dtype == np.int32
+    # the grammar keeps none of the file: its int64 positions would be dead weight
+    assert _file_bytes(loaded.binary_sparse.values) is None
+    header["arrays"]["binary_weights_positions"]["dtype"] = "int16"
+    (folder / "grammar.json").write_text(json.dumps(header))
+    with pytest.raises(GrammarError, match="must be int32 or int64"):
+        LPCFG.from_disk(folder)
+
+
+def test_arrays_over_buffers_that_can_change_are_copied():
+    from spacy_lpcfg.grammar.lpcfg import _frozen
+
+    buffer = bytearray(np.arange(4.0).tobytes())
+    over_bytearray = np.frombuffer(buffer, dtype=np.float64)
+    over_bytearray.flags.writeable = False  # read-only here, yet its buffer can change
+    assert not _frozen(over_bytearray)
+    assert not _frozen(np.frombuffer(memoryview(buffer), dtype=np.float64))
+    data = bytes(buffer)
+    assert _frozen(np.frombuffer(data, dtype=np.float64))
+    assert _frozen(np.frombuffer(memoryview(data)[8:], dtype=np.float64))
+
+    class Bytes(bytes):
+        pass
+
+    assert not _frozen(np.frombuffer(Bytes(data), dtype=np.float64))
+    owned = np.arange(3.0)
+    owned.flags.writeable = False
+    assert _frozen(owned) and not _frozen(np.arange(3.0))
