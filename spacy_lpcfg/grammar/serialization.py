@@ -179,7 +179,8 @@ def decode_members(
     # Views of the file's bytes keep all of them alive: only when the grammar keeps every
     # array as stored (no weights made dense, no positions of another width).
     kept_as_stored = all(
-        name == "binary_weights" and specs[name + POSITIONS][0] == np.dtype(position_dtype(length))
+        name == "binary_weights"
+        and np.dtype(specs[name + POSITIONS][0]) == np.dtype(position_dtype(length))
         for name, length in lengths.items()
     )
     arrays = read_npz(members[ARRAYS], ARRAYS, specs, fail, views=kept_as_stored)
@@ -210,9 +211,9 @@ def _sparse_lengths(
     return lengths
 
 
-def _positions_dtype(header: Mapping[str, Any], name: str, length: int, fail: Fail) -> np.dtype:
-    """The stored positions' dtype: int64, or int32 when `length` allows (the writer's
-    choice since positions are stored as they are kept)."""
+def _positions_dtype(header: Mapping[str, Any], name: str, length: int, fail: Fail) -> str:
+    """The stored positions' dtype, "int64" or, when `length` allows, "int32" (the
+    writer's choice since positions are stored as they are kept)."""
     entry = header["arrays"].get(name + POSITIONS)
     declared = entry.get("dtype", "int64") if isinstance(entry, dict) else "int64"
     allowed = ("int32", "int64") if position_dtype(length) == np.int32 else ("int64",)
@@ -221,7 +222,7 @@ def _positions_dtype(header: Mapping[str, Any], name: str, length: int, fail: Fa
             f"{HEADER}: 'arrays.{name}{POSITIONS}.dtype' must be {' or '.join(allowed)} "
             f"for length {length}, not {excerpt(declared)}"
         )
-    return np.dtype(declared)
+    return str(declared)
 
 
 def _sparse_weights(
