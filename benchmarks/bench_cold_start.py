@@ -176,12 +176,10 @@ def main() -> None:
     outputs: dict[str, set[str]] = {name: set() for name in cases}
     # The folder case compiles for half a minute; on this VM the processes right after
     # such a compile start up to 0.5 s slower, so it runs after the others.
-    rounds = [(index, names) for names in (cases.keys() - {FOLDER}, [FOLDER])
-              for index in range(args.runs)]  # fmt: skip
-    for index, names in rounds:
-        for name, (command, stdin) in cases.items():
-            if name not in names:
-                continue
+    groups = ([name for name in cases if name != FOLDER], [FOLDER])
+    for index, names in [(index, names) for names in groups for index in range(args.runs)]:
+        for name in names:
+            command, stdin = cases[name]
             for version, pythonpath in versions.items():
                 cache = scratch / f"numba-{index}"
                 env = environment(cache, pythonpath)

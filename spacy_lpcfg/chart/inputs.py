@@ -195,7 +195,8 @@ def sparse_blocks(grammar: LPCFG) -> SparseBlocks:
     """The grammar's SparseBlocks."""
     rules, offsets = grammar.binary_rules, grammar.binary_offsets
     sizes = np.diff(offsets)
-    nonzero, counts = _nonzero_cells(grammar)
+    nonzero, runs = _nonzero_cells(grammar)
+    counts = np.diff(runs)
     sparse = (counts <= SPARSE_DENSITY * sizes) & (sizes > 1)
     kept = np.zeros(len(rules) + 1, dtype=np.int64)
     np.cumsum(np.where(sparse, counts, 0), out=kept[1:])
@@ -230,8 +231,7 @@ def dense_blocks(grammar: LPCFG) -> tuple[np.ndarray, np.ndarray]:
     sizes = np.where(dense, np.diff(offsets), 0)
     compact = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=compact[1:])
-    nonzero = grammar.nonzero_binary_weights()
-    runs = np.searchsorted(nonzero.positions, offsets)  # rule r's cells: runs[r]:runs[r+1]
+    nonzero, runs = _nonzero_cells(grammar)
     weights = np.zeros(compact[-1])
     # Rule by rule, each cell moved by its rule's shift: no temporary of the grammar's
     # size, whose fresh pages a parser's first sentence would wait for.
@@ -304,11 +304,12 @@ def _unary_args(grammar: LPCFG, with_offsets: bool) -> tuple:
     )
 
 
+@per_grammar
 def _nonzero_cells(grammar: LPCFG) -> tuple[SparseWeights, np.ndarray]:
-    """The grammar's non-zero binary weights and how many of them each rule has
-    (positions increase, so each rule's cells are one run)."""
+    """The grammar's non-zero binary weights and where each rule's run of them starts
+    (positions increase): rule r's are ``runs[r]:runs[r + 1]``."""
     nonzero = grammar.nonzero_binary_weights()
-    return nonzero, np.diff(np.searchsorted(nonzero.positions, grammar.binary_offsets))
+    return nonzero, np.searchsorted(nonzero.positions, grammar.binary_offsets)
 
 
 def binary_parents(grammar: LPCFG) -> np.ndarray:
