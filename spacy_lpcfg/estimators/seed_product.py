@@ -11,7 +11,10 @@ more than twice its speed, 8 seeds a little more accurate still but slower
 (ptb_sample)", "Ensembles and products: grammars pruned by the first").
 
 Each seed trains in its own joblib process (``n_jobs`` at a time): one fit is
-single-threaded, and a process keeps each seed's memory apart.
+single-threaded, and a process keeps each seed's memory apart. With a
+``checkpoint_dir`` (what ``train`` gives), each fitted member's model waits on disk
+in its seed folder until the last one is fitted, so that training peaks at one seed's
+fit rather than at that plus the models of the seeds before it.
 """
 
 from __future__ import annotations
@@ -20,16 +23,19 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import shutil
+
 import numpy as np
 
 from ..defaults import CEILINGS, LATENT, SPLIT_MERGE
-from ..grammar.model import combine_models
+from ..grammar.model import ParsingModel, combine_models
 from ..progress import progress, quiet
 from ..trees.tree import Tree
 from .base import BaseEstimator, check_random_state, clone, int_range
 from .split_merge import DevScorer, SplitMergeEstimator
 
 SEED_FOLDER = "seed{}"  # a member's checkpoints, under the product's checkpoint_dir
+MEMBER_MODEL = "model"  # a fitted member's model, in its seed folder until all are fitted
 
 
 class SeedProduct(BaseEstimator):
@@ -48,7 +54,8 @@ class SeedProduct(BaseEstimator):
 
     Fitted attributes: ``estimators_`` (the fitted members, without their
     ``treebank_`` and ``em_grammar_``), ``seeds_`` (list[int]), ``model_``
-    (ParsingModel: the ensemble).
+    (ParsingModel: the ensemble). With a ``checkpoint_dir``, the members' models are
+    read back from the disk copies their fits left there (``MEMBER_MODEL``).
     """
 
     name = "split_merge_product"
@@ -111,7 +118,7 @@ class SeedProduct(BaseEstimator):
         options = {"resume": resume, "dev_scorer": dev_scorer}
         if self.n_jobs == 1 or len(members) == 1:
             bar = progress(members, desc="seeds", unit="model")
-            fitted = [_without_training_arrays(m.fit(trees, dev, **options)) for m in bar]
+            fitted = [_set_aside(m.fit(trees, dev, **options)) for m in bar]
         else:
             from joblib import Parallel, delayed
 
@@ -119,7 +126,7 @@ class SeedProduct(BaseEstimator):
                 delayed(_fit_quietly)(member, trees, dev, options) for member in members
             )
             fitted = list(progress(jobs, desc="seeds", total=len(members), unit="model"))
-        self.estimators_ = fitted
+        self.estimators_ = [_taken_back(member) for member in fitted]
         self.seeds_ = seeds
         models = [member.model_ for member in fitted]
         self.model_ = models[0] if len(models) == 1 else combine_models(models)
@@ -132,13 +139,37 @@ def _fit_quietly(
     """Fit in a worker process, whose bars would garble the parent's."""
     with quiet():
         member.fit(trees, dev, **options)
-    return _without_training_arrays(member)
+        return _set_aside(member)
 
 
-def _without_training_arrays(member: SplitMergeEstimator) -> SplitMergeEstimator:
+# What a fitted member holds of its model, all read back from the disk copy.
+_MODEL_ATTRIBUTES = ("model_", "grammar_", "coarse_grammar_", "lexicon_")
+
+
+def _set_aside(member: SplitMergeEstimator) -> SplitMergeEstimator:
     """The fitted member without its training nodes and EM grammar (K copies of the
-    treebank would otherwise stay in memory; the product needs the models only)."""
+    treebank would otherwise stay in memory; the product needs the models only) and,
+    when it has a checkpoint folder, without its model, written there instead."""
     for name in ("treebank_", "em_grammar_"):
         if hasattr(member, name):
             delattr(member, name)
+    if member.checkpoint_dir is not None:
+        with quiet():
+            member.model_.to_disk(Path(member.checkpoint_dir) / MEMBER_MODEL)
+        for name in _MODEL_ATTRIBUTES:
+            delattr(member, name)
+    return member
+
+
+def _taken_back(member: SplitMergeEstimator) -> SplitMergeEstimator:
+    """The member with its model again, read from where ``_set_aside`` wrote it (the
+    copy is removed: the model's arrays hold the bytes read)."""
+    if hasattr(member, "model_"):
+        return member
+    folder = Path(member.checkpoint_dir) / MEMBER_MODEL  # type: ignore[arg-type]
+    model = ParsingModel.from_disk(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    member.model_ = model
+    member.grammar_, member.coarse_grammar_ = model.grammar, model.coarse_grammar
+    member.lexicon_ = model.lexicon
     return member

@@ -78,6 +78,30 @@ def test_each_seed_checkpoints_in_its_own_folder(ptb_150, tmp_path, monkeypatch)
     assert len(calls) == 2  # a new run trains each seed's cycle again
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_fitted_models_wait_on_disk_and_come_back_the_same(
+    product, ptb_150, tmp_path, monkeypatch, n_jobs
+):
+    seen = []
+    fit = SplitMergeEstimator.fit
+
+    def watched(self, *args, **kwargs):
+        # the models of the seeds fitted before this one: on disk, not in memory
+        seen.append(sorted(path.parent.name for path in tmp_path.glob("seed*/model")))
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(SplitMergeEstimator, "fit", watched)
+    stored = clone(product).set_params(checkpoint_dir=tmp_path, n_jobs=n_jobs).fit(ptb_150)
+    if n_jobs == 1:  # in worker processes the patch does not apply
+        assert seen == [[], ["seed0"]]
+    assert stored.model_ == product.model_
+    assert not list(tmp_path.glob("seed*/model"))  # read back, then removed
+    for member, alone in zip(stored.estimators_, product.estimators_):
+        assert member.grammar_ == alone.grammar_ and member.model_.grammar is member.grammar_
+        assert member.coarse_grammar_ == alone.coarse_grammar_
+        assert member.lexicon_ is member.model_.lexicon
+
+
 @pytest.mark.parametrize(
     "params",
     [{"n_models": 0}, {"n_jobs": 0}, {"estimator": SplitMergeEstimator(n_cycles=-1)}],
