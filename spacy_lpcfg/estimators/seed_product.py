@@ -19,11 +19,10 @@ fit rather than at that plus the models of the seeds before it.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-
-import shutil
 
 import numpy as np
 
