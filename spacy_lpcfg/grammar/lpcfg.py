@@ -35,6 +35,7 @@ from ..errors import Errors, GrammarError
 from .serialization import (
     ARRAY_SPECS,
     MAX_ARRAY_BYTES,
+    FileData,
     decode_members,
     encode_members,
     excerpt,
@@ -600,9 +601,13 @@ class LPCFG:
         return pack_zip(self.to_members())
 
     def to_members(self) -> dict[str, bytes]:
-        """The to_disk files, name -> content: what ``to_bytes`` archives (a model's
-        files take them as they are, not unpacked from the archive: for a large grammar
-        its size twice more)."""
+        """The to_disk files, name -> content: what ``to_bytes`` archives."""
+        return {name: bytes(data) for name, data in self.to_files().items()}
+
+    def to_files(self) -> dict[str, FileData]:
+        """``to_members`` with the arrays' archive not encoded yet (an ``NpzArchive``):
+        what a model directory's writer streams into its file, so that no copy of a
+        large grammar's arrays is held in memory while it is written."""
         return encode_members(self.symbols, self._arrays(), self.words)
 
     @classmethod
@@ -611,7 +616,7 @@ class LPCFG:
 
     def to_disk(self, path: str | Path) -> None:
         """Write grammar.json, symbols.json, words.json and grammar.npz into directory `path`."""
-        write_directory(encode_members(self.symbols, self._arrays(), self.words), path)
+        write_directory(self.to_files(), path)
 
     @classmethod
     def from_disk(cls, path: str | Path) -> LPCFG:

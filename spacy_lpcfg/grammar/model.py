@@ -48,6 +48,7 @@ from .lexicon import Lexicon
 from .lpcfg import LPCFG
 from .serialization import MEMBERS as GRAMMAR_FILES
 from .serialization import (
+    FileData,
     _npy_bytes,
     check_version,
     decode_members,
@@ -484,9 +485,10 @@ class ParsingModel:
 
     def _members(self) -> dict[str, bytes]:
         """File path (relative, '/'-separated) -> content."""
-        return {name: data for group in self._member_groups() for name, data in group.items()}
+        groups = self._member_groups()
+        return {name: bytes(data) for group in groups for name, data in group.items()}
 
-    def _member_groups(self) -> Iterator[dict[str, bytes]]:
+    def _member_groups(self) -> Iterator[dict[str, FileData]]:
         """The files of ``_members`` (in its order), encoded one group at a time: the
         settings, each grammar, the spectrum (``to_disk`` writes and counts them so)."""
         yield {
@@ -494,9 +496,9 @@ class ParsingModel:
             TRANSFORMS: _json_bytes(self.transform.to_dict()),
             LEXICON: _json_bytes(self.lexicon.to_dict()),
         }
-        yield self.grammar.to_members()
+        yield self.grammar.to_files()
         for i, extra in enumerate(self.extra_grammars):
-            files = extra.to_members()
+            files = extra.to_files()
             yield {f"{_extra_dir(i)}/{name}": data for name, data in files.items()}
         if self.spectrum is not None:
             yield self.spectrum.to_members()

@@ -29,7 +29,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 
@@ -96,11 +96,11 @@ def encode_members(
     symbols: SymbolTable,
     arrays: Mapping[str, np.ndarray | SparseWeights],
     words: tuple[str, ...],
-) -> dict[str, bytes]:
-    """Serialise a grammar's parts into the bytes of the four members. Mostly-zero
-    weights (``SparseWeights.worth_it``), and weights given as SparseWeights, are
-    stored sparse, and only then is the format version 2, so that files without
-    them stay readable by version-1 readers."""
+) -> dict[str, FileData]:
+    """Serialise a grammar's parts into its four members: bytes, and the arrays as an
+    ``NpzArchive`` not yet encoded. Mostly-zero weights (``SparseWeights.worth_it``),
+    and weights given as SparseWeights, are stored sparse, and only then is the format
+    version 2, so that files without them stay readable by version-1 readers."""
     stored: dict[str, np.ndarray] = {}
     sparse = {}
     for name, weights in arrays.items():
@@ -135,7 +135,7 @@ def encode_members(
         HEADER: _json_bytes(header),
         SYMBOLS: _json_bytes(symbols.to_dict()),
         WORDS: _json_bytes(list(words)),
-        ARRAYS: pack_npz(stored),
+        ARRAYS: NpzArchive(stored),
     }
 
 
@@ -321,10 +321,46 @@ def pack_npz(arrays: Mapping[str, np.ndarray]) -> bytes:
     ``np.savez`` writes them, except that each member's data starts at a multiple of
     ``NPY_ALIGNMENT`` bytes in the archive (padding in its local header's extra field,
     as zipalign pads): a reader then uses the arrays where they lie in the file's
-    bytes instead of copying them (``read_npz``). Each array is written into the
-    archive from its own memory: no ``.npy`` copy of it first."""
+    bytes instead of copying them (``read_npz``)."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+    _write_npz(buffer, arrays)
+    return buffer.getvalue()
+
+
+class NpzArchive:
+    """A ``.npz`` member not encoded yet: ``bytes(archive)`` is ``pack_npz(arrays)``, and
+    ``write(file)`` writes those bytes into an open file straight from the arrays'
+    memory, so that writing a model directory holds no archive of a grammar's size."""
+
+    __slots__ = ("arrays",)
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]):
+        self.arrays = arrays
+
+    def write(self, file: BinaryIO) -> None:
+        _write_npz(file, self.arrays)
+
+    def __bytes__(self) -> bytes:
+        return pack_npz(self.arrays)
+
+
+FileData = bytes | NpzArchive
+"""A model file's content: bytes, or an archive written on demand (``write_file``)."""
+
+
+def write_file(path: Path, data: FileData) -> None:
+    """Write one model file (an ``NpzArchive`` streamed, without its bytes in memory)."""
+    if isinstance(data, NpzArchive):
+        with open(path, "wb") as file:
+            data.write(file)
+    else:
+        path.write_bytes(data)
+
+
+def _write_npz(target: BinaryIO, arrays: Mapping[str, np.ndarray]) -> None:
+    """``pack_npz``'s archive into ``target`` (seekable, at its start). Each array is
+    written from its own memory: no ``.npy`` copy of it first."""
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_STORED) as archive:
         for name, array in arrays.items():
             array = np.ascontiguousarray(array)
             header = io.BytesIO()
@@ -334,12 +370,11 @@ def pack_npz(arrays: Mapping[str, np.ndarray]) -> bytes:
             info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_DATE)
             # what writestr sets before it opens the member (its zip64 choice reads it)
             info.file_size = header.tell() + array.nbytes
-            info.extra = _alignment_padding(buffer.tell(), info)
+            info.extra = _alignment_padding(target.tell(), info)
             with archive.open(info, mode="w") as member:
                 member.write(header.getvalue())
                 if array.size:
                     member.write(array.data.cast("B"))
-    return buffer.getvalue()
 
 
 # The .npy header pads the data to a multiple of 64 bytes from the member's start.
@@ -582,13 +617,13 @@ def _stored_member(info: zipfile.ZipInfo, data: bytes, where: str, fail: Fail) -
 # Directories -------------------------------------------------------------------
 
 
-def write_directory(members: Mapping[str, bytes], path: str | Path) -> None:
+def write_directory(members: Mapping[str, FileData], path: str | Path) -> None:
     """Write the members as files; each file appears whole (written then renamed)."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     for name, data in members.items():
         partial = path / f".{name}.partial"
-        partial.write_bytes(data)
+        write_file(partial, data)
         os.replace(partial, path / name)
 
 

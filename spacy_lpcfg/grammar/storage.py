@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ..progress import progress
+from .serialization import FileData, write_file
 
 LEFTOVER = re.compile(r"\.(?P<name>.+)\.[0-9a-z_]{8}\.(?:partial|old)")
 WRITER = ".spacy-lpcfg-writer"  # "PID HOST"
@@ -31,7 +32,7 @@ STALE_SECONDS = 3600.0  # untouched this long: stale, whatever its WRITER says
 
 def write_directory(
     path: Path,
-    groups: Iterable[Mapping[str, bytes]],
+    groups: Iterable[Mapping[str, FileData]],
     n_groups: int,
     *,
     check: Callable[[Path], None],
@@ -53,7 +54,7 @@ def write_directory(
                 for name, data in group.items():
                     target = partial.joinpath(*name.split("/"))
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(data)
+                    write_file(target, data)
                 bar.update()
         replace_directory(partial, path)
     except BaseException:

@@ -310,6 +310,27 @@ def test_pack_npz_aligns_every_member_so_reading_copies_nothing(name_length):
             assert offset % NPY_ALIGNMENT == 0, key
 
 
+def test_an_npz_archive_streams_into_its_file_without_a_copy(tmp_path):
+    """A model directory's writer streams a grammar's arrays into grammar.npz: the
+    file holds pack_npz's bytes, and writing it allocates nothing of the arrays' size."""
+    import tracemalloc
+
+    import numpy as np
+
+    from spacy_lpcfg.grammar.serialization import NpzArchive, pack_npz, write_file
+
+    arrays = {"w": np.linspace(0, 1, 2_000_000), "p": np.arange(1_000_000, dtype=np.int32)}
+    archive = NpzArchive(arrays)
+    tracemalloc.start()
+    try:
+        write_file(tmp_path / "grammar.npz", archive)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000  # the arrays: 20 MB
+    assert (tmp_path / "grammar.npz").read_bytes() == pack_npz(arrays) == bytes(archive)
+
+
 def test_members_of_mutable_bytes_or_unaligned_are_copied():
     import numpy as np
 
