@@ -18,7 +18,9 @@ to one trace:
    decoded by product and product-MBR. The best is the model.
 4. when none of its grammars keeps function tags, the function labeller learned
    from the training trees puts them on, so that the model writes what the
-   treebank has.
+   treebank has. It is fitted before everything else (as ``train`` fits it), so
+   that its solver's arrays are gone before any grammar is fitted: the search
+   then peaks at the larger of the two rather than at their sum.
 
 ``max_time`` bounds the whole: the state search stops at ``SEARCH_SHARE`` of it,
 and a finalist is not started once the time is up (the first excepted). Everything is
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,12 +41,12 @@ from typing import Any
 
 from ..corpora import spread
 from ..decode import Parser
-from ..defaults import CEILINGS, CLUSTERING, SEARCH, TRANSFORM
+from ..defaults import CEILINGS, CLUSTERING, FUNCTION_LABELS, SEARCH, TRANSFORM
 from ..errors import Errors
 from ..estimators.base import clone
 from ..estimators.clustering import ClusteringEstimator
 from ..estimators.combined import four_way_estimator
-from ..estimators.function_labels import attach_function_labeller
+from ..estimators.function_labels import fit_function_tagger, has_function_tags
 from ..estimators.noise import NoisyEnsemble
 from ..evaluation.parsing import evaluate
 from ..grammar.model import ParsingModel
@@ -61,6 +64,8 @@ TRACE_FILE = "trace.jsonl"
 RECIPE_FILE = "recipe.json"
 MODEL_DIR = "model"
 PLOT_FILE = "trace.png"
+DEFAULT_CHECKPOINTS = ".default.checkpoints"  # the default finalist's, in output_dir
+
 SEARCH_SHARE = 0.75
 """The share of ``max_time`` after which the state search stops: the rest is for the
 finalists (on ptb_sample they take about 2 of 25 minutes; on larger treebanks a
@@ -232,6 +237,7 @@ def optimize(
         trace_path.parent.mkdir(parents=True, exist_ok=True)
     trace = Trace(trace_path, fingerprint(train, dev, settings), resume=resume)
     deadline = None if max_time is None else started + max_time
+    tagger = _function_tagger(train, scheme, language)  # 4., fitted first (docstring)
     try:
         # 1. transforms, on the search's split
         scores = _transform_stage(specs, fit_trees, held_out, params, trace, n_jobs, scheduler)
@@ -246,15 +252,16 @@ def optimize(
         search.fit_projected(projected, held_out, train=fit_trees, trace=trace)
         # 3. the finalists, fitted on every training tree, scored on dev
         finals, best = _final_stage(
-            search, best_spec, specs[0], train, dev, params, n_models, noise_scale, trace, deadline
-        )
+            search, best_spec, specs[0], train, dev, params, n_models, noise_scale, trace, deadline,
+            output_dir,
+        )  # fmt: skip
         best = _unless_within_noise(best, keep_default_within)
     finally:
         trace.close()
     f1, model, choice = best
     # 4. function labels for a model whose grammars all strip them
-    if not any(part.transform.keep_functions for part in model.parts):
-        model = attach_function_labeller(model, train)
+    if tagger is not None and not any(part.transform.keep_functions for part in model.parts):
+        model = model.with_function_labeller(tagger, FUNCTION_LABELS)
         choice = {**choice, "function_labels": "labeller"}
     recipe = {
         "transform": _describe(best_spec),
@@ -348,8 +355,9 @@ def _late(deadline: float | None) -> bool:
 
 
 def _final_stage(
-    search, spec, base_spec, train, dev, params, n_models, noise_scale, trace: Trace, deadline
-):
+    search, spec, base_spec, train, dev, params, n_models, noise_scale, trace: Trace, deadline,
+    output_dir: Path | None,
+):  # fmt: skip
     """Fit the finalists on every training tree and score them on dev.
 
     The finalists: ``train``'s default recipe (first: always scored, and kept unless
@@ -368,7 +376,7 @@ def _final_stage(
         del states["searched"]
     # (what it is, the name of its fit, the fit): an ensemble's two decoders share a fit
     fits: dict[str, Any] = {
-        "default": lambda: _fit_default(train, params),
+        "default": lambda: _fit_default(train, params, output_dir),
         "combined": lambda: _fit_combined(base_spec, train, params),
     }
     # train's default first: always scored, and kept unless beaten by more than noise
@@ -430,12 +438,29 @@ def _unless_within_noise(pair, margin: float):
     return default
 
 
-def _fit_default(train, params) -> ParsingModel:
+def _function_tagger(train: Sequence[Tree], scheme: str, language: str):
+    """The function labeller's tagger for the finalists that strip function tags
+    (None for a treebank without them: nothing to learn)."""
+    if not has_function_tags(train, scheme):
+        return None
+    return fit_function_tagger(train, scheme, language)
+
+
+def _fit_default(train, params, output_dir: Path | None) -> ParsingModel:
     """``train``'s default recipe (``recipes.DEFAULT_RECIPE``), its labeller left to
-    the last step (as for every finalist whose grammars strip function tags)."""
+    the last step (as for every finalist whose grammars strip function tags). With an
+    ``output_dir``, its seeds checkpoint in a folder there, where each fitted seed's
+    model waits until the last is fitted (``SeedProduct``), as ``train``'s do."""
     spec = DEFAULT_RECIPE.transform_spec(params["scheme"], params["language"])
     estimator: Any = DEFAULT_RECIPE.make_estimator(spec, params["language"])
-    return estimator.fit(train).model_
+    folder = None if output_dir is None else Path(output_dir) / DEFAULT_CHECKPOINTS
+    if folder is not None and "checkpoint_dir" in estimator.get_params():
+        estimator.set_params(checkpoint_dir=str(folder))
+    try:
+        return estimator.fit(train).model_
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _fit_combined(base_spec: TransformSpec, train, params) -> ParsingModel:

@@ -114,9 +114,23 @@ def test_a_treebank_path_needs_dev_trees(tmp_path):
     assert "--dev" in result.output and "Traceback" not in result.output
 
 
-def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus):
+def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus, tmp_path, monkeypatch):
+    import importlib
+
+    from spacy_lpcfg.estimators.clustering import ClusteringEstimator
     from spacy_lpcfg.search import optimize
 
+    module = importlib.import_module("spacy_lpcfg.search.optimize")  # not the function
+    fitted = []  # what is fitted, in order
+    for owner, name, what in (
+        (module, "fit_function_tagger", "labeller"),
+        (ClusteringEstimator, "fit", "grammar"),
+        (ClusteringEstimator, "fit_projected", "grammar"),
+    ):
+        original = getattr(owner, name)
+        monkeypatch.setattr(
+            owner, name, lambda *a, o=original, w=what, **k: fitted.append(w) or o(*a, **k)
+        )
     train = list(load_corpus("ptb_sample", "train")[:300])
     dev = list(load_corpus("ptb_sample", "dev")[:20])
     result = optimize(
@@ -128,7 +142,11 @@ def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus):
         min_count=1,
         n_models=1,
         search_limit=100,
+        output_dir=tmp_path,
     )
+    # the labeller first, so that its solver's memory is gone before any grammar's
+    assert fitted[0] == "labeller" and fitted.count("labeller") == 1 and "grammar" in fitted
+    assert not (tmp_path / module.DEFAULT_CHECKPOINTS).exists()  # the default's seeds
     assert result.recipe["trees"] == {"search": 80, "held_out": 20, "model": 300}
     assert result.recipe["dev_f1"] == max(result.recipe["finalists"].values())
     # every third tree was searched on; the model knows the words of the others too
@@ -139,6 +157,18 @@ def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus):
     assert others and others <= set(result.model.lexicon.known_words)
     keeps = any(part.transform.keep_functions for part in result.model.parts)
     assert keeps != (result.model.labeller is not None)  # a labeller where none keeps them
+
+
+def test_a_treebank_without_function_tags_gets_no_labeller(load_corpus):
+    from spacy_lpcfg.search import optimize
+
+    train = list(load_corpus("ptb_sample", "train", keep_functions=False)[:150])
+    dev = list(load_corpus("ptb_sample", "dev", keep_functions=False)[:10])
+    result = optimize(
+        train, dev, transforms=[(1, False)], max_states=2, max_symbols=1, min_count=1,
+        n_models=1, search_limit=60,
+    )  # fmt: skip
+    assert result.model.labeller is None and "function_labels" not in result.recipe["model"]
 
 
 def test_optimize_on_a_local_dask_cluster_chooses_as_one_process(optimized, data_dir, tmp_path):
