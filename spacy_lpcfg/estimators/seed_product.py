@@ -168,7 +168,7 @@ def _taken_back(member: SplitMergeEstimator) -> SplitMergeEstimator:
     folder = Path(member.checkpoint_dir) / MEMBER_MODEL  # type: ignore[arg-type]
     model = ParsingModel.from_disk(folder)
     shutil.rmtree(folder, ignore_errors=True)
-    member.model_ = model
+    assert model.coarse_grammar is not None  # a split-merge model's, written with it
+    member.model_, member.lexicon_ = model, model.lexicon
     member.grammar_, member.coarse_grammar_ = model.grammar, model.coarse_grammar
-    member.lexicon_ = model.lexicon
     return member

@@ -488,7 +488,7 @@ class ParsingModel:
         groups = self._member_groups()
         return {name: bytes(data) for group in groups for name, data in group.items()}
 
-    def _member_groups(self) -> Iterator[dict[str, FileData]]:
+    def _member_groups(self) -> Iterator[Mapping[str, FileData]]:
         """The files of ``_members`` (in its order), encoded one group at a time: the
         settings, each grammar, the spectrum (``to_disk`` writes and counts them so)."""
         yield {
