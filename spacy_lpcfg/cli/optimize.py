@@ -172,8 +172,18 @@ def optimize(
 def _refuse_search_overwrite(output_dir: Path, inputs: list[Path]) -> None:
     """optimize writes OUTPUT_DIR/model anew and its recipe, trace and figure: none of
     them may be, or hold, an input, nor OUTPUT_DIR lie in an input folder."""
-    from ..search.optimize import MODEL_DIR, PLOT_FILE, RECIPE_FILE, TRACE_FILE
+    from ..search.optimize import (
+        DEFAULT_CHECKPOINTS,
+        MODEL_DIR,
+        PLOT_FILE,
+        RECIPE_FILE,
+        TRACE_FILE,
+    )
 
     refuse_overwrite(output_dir / MODEL_DIR, "the model", inputs, replaces_dir=True)
+    refuse_overwrite(
+        output_dir / DEFAULT_CHECKPOINTS, "the default finalist's checkpoints", inputs,
+        replaces_dir=True,
+    )  # fmt: skip
     for name in (RECIPE_FILE, TRACE_FILE, PLOT_FILE):
         refuse_overwrite(output_dir / name, "the search's results", inputs)

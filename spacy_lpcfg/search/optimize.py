@@ -236,12 +236,12 @@ def optimize(
     if trace_path is not None:
         trace_path.parent.mkdir(parents=True, exist_ok=True)
     trace = Trace(trace_path, fingerprint(train, dev, settings), resume=resume)
-    labelling = time.perf_counter()
-    tagger = _function_tagger(train, scheme, language)  # 4., fitted first (docstring)
-    # max_time leaves the labeller out, as it did when the labeller came last
-    clock = started + time.perf_counter() - labelling
-    deadline = None if max_time is None else clock + max_time
     try:
+        labelling = time.perf_counter()
+        tagger = _function_tagger(train, scheme, language)  # 4., fitted first (docstring)
+        # max_time leaves the labeller out, as it did when the labeller came last
+        clock = started + time.perf_counter() - labelling
+        deadline = None if max_time is None else clock + max_time
         # 1. transforms, on the search's split
         scores = _transform_stage(specs, fit_trees, held_out, params, trace, n_jobs, scheduler)
         best_spec = max(zip(scores, specs), key=lambda item: item[0][0])[1]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from spacy_lpcfg.decode.parser import Parser
-from spacy_lpcfg.estimators import clone
+from spacy_lpcfg.estimators import clone, seed_product
 from spacy_lpcfg.estimators.em import ShardedTreebank
 from spacy_lpcfg.estimators.seed_product import SeedProduct
 from spacy_lpcfg.estimators.split_merge import SplitMergeEstimator
@@ -90,10 +92,19 @@ def test_fitted_models_wait_on_disk_and_come_back_the_same(
         seen.append(sorted(path.parent.name for path in tmp_path.glob("seed*/model")))
         return fit(self, *args, **kwargs)
 
+    read_back = []
+    from_disk = seed_product.ParsingModel.from_disk
+
+    def read(path):
+        read_back.append(Path(path).parent.name)
+        return from_disk(path)
+
     monkeypatch.setattr(SplitMergeEstimator, "fit", watched)
+    monkeypatch.setattr(seed_product.ParsingModel, "from_disk", read)
     stored = clone(product).set_params(checkpoint_dir=tmp_path, n_jobs=n_jobs).fit(ptb_150)
     if n_jobs == 1:  # in worker processes the patch does not apply
         assert seen == [[], ["seed0"]]
+    assert read_back == ["seed0", "seed1"]  # the workers' models too came back from disk
     assert stored.model_ == product.model_
     assert not list(tmp_path.glob("seed*/model"))  # read back, then removed
     for member, alone in zip(stored.estimators_, product.estimators_):

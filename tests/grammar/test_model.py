@@ -101,6 +101,32 @@ def test_model_refuses_to_overwrite_other_paths(model, tmp_path, content):
     assert path.exists()
 
 
+@pytest.mark.parametrize("error", [OSError("disk full"), KeyboardInterrupt()])
+def test_a_grammar_archive_failing_mid_stream_leaves_the_old_model(
+    model, tmp_path, monkeypatch, error
+):
+    """grammar.npz is streamed from the arrays into its file: a failure half-way
+    through leaves the previous model as it was and no partial directory."""
+    from spacy_lpcfg.grammar import serialization
+
+    path = tmp_path / "model"
+    model.to_disk(path)
+    before = {p.relative_to(path): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+    write = serialization.NpzArchive.write
+
+    def failing(self, file):
+        write(self, file)
+        file.truncate(file.tell() // 2)  # half of it written
+        raise error
+
+    monkeypatch.setattr(serialization.NpzArchive, "write", failing)
+    with pytest.raises(type(error)):
+        ParsingModel(model.grammar, model.lexicon, model.transform, estimator="x").to_disk(path)
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["model"]
+    assert {p.relative_to(path): p.read_bytes() for p in path.rglob("*") if p.is_file()} == before
+
+
 @pytest.mark.parametrize("existing", [False, True])
 def test_model_interrupted_save_leaves_nothing(model, tmp_path, monkeypatch, existing):
     path = tmp_path / "model"

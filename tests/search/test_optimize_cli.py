@@ -118,6 +118,7 @@ def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus, tmp_p
     import importlib
 
     from spacy_lpcfg.estimators.clustering import ClusteringEstimator
+    from spacy_lpcfg.estimators.seed_product import SeedProduct
     from spacy_lpcfg.search import optimize
 
     module = importlib.import_module("spacy_lpcfg.search.optimize")  # not the function
@@ -131,6 +132,12 @@ def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus, tmp_p
         monkeypatch.setattr(
             owner, name, lambda *a, o=original, w=what, **k: fitted.append(w) or o(*a, **k)
         )
+    folders = []  # where the default finalist's seeds checkpoint
+    product_fit = SeedProduct.fit
+    monkeypatch.setattr(
+        SeedProduct, "fit", lambda self, *a, **k: folders.append(self.checkpoint_dir)
+        or product_fit(self, *a, **k),
+    )  # fmt: skip
     train = list(load_corpus("ptb_sample", "train")[:300])
     dev = list(load_corpus("ptb_sample", "dev")[:20])
     result = optimize(
@@ -146,7 +153,8 @@ def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus, tmp_p
     )
     # the labeller first, so that its solver's memory is gone before any grammar's
     assert fitted[0] == "labeller" and fitted.count("labeller") == 1 and "grammar" in fitted
-    assert not (tmp_path / module.DEFAULT_CHECKPOINTS).exists()  # the default's seeds
+    assert folders == [str(tmp_path / module.DEFAULT_CHECKPOINTS)]
+    assert not (tmp_path / module.DEFAULT_CHECKPOINTS).exists()  # removed once fitted
     assert result.recipe["trees"] == {"search": 80, "held_out": 20, "model": 300}
     assert result.recipe["dev_f1"] == max(result.recipe["finalists"].values())
     # every third tree was searched on; the model knows the words of the others too
