@@ -117,7 +117,11 @@ class SeedProduct(BaseEstimator):
         options = {"resume": resume, "dev_scorer": dev_scorer}
         if self.n_jobs == 1 or len(members) == 1:
             bar = progress(members, desc="seeds", unit="model")
-            fitted = [_set_aside(m.fit(trees, dev, **options)) for m in bar]
+            last = len(members) - 1  # no later fit to make room for: kept in memory
+            fitted = [
+                _set_aside(member.fit(trees, dev, **options), to_disk=k < last)
+                for k, member in enumerate(bar)
+            ]
         else:
             from joblib import Parallel, delayed
 
@@ -145,14 +149,15 @@ def _fit_quietly(
 _MODEL_ATTRIBUTES = ("model_", "grammar_", "coarse_grammar_", "lexicon_")
 
 
-def _set_aside(member: SplitMergeEstimator) -> SplitMergeEstimator:
+def _set_aside(member: SplitMergeEstimator, *, to_disk: bool = True) -> SplitMergeEstimator:
     """The fitted member without its training nodes and EM grammar (K copies of the
     treebank would otherwise stay in memory; the product needs the models only) and,
-    when it has a checkpoint folder, without its model, written there instead."""
+    ``to_disk`` and when it has a checkpoint folder, without its model, written there
+    instead."""
     for name in ("treebank_", "em_grammar_"):
         if hasattr(member, name):
             delattr(member, name)
-    if member.checkpoint_dir is not None:
+    if to_disk and member.checkpoint_dir is not None:
         with quiet():
             member.model_.to_disk(Path(member.checkpoint_dir) / MEMBER_MODEL)
         for name in _MODEL_ATTRIBUTES:

@@ -104,7 +104,8 @@ def test_fitted_models_wait_on_disk_and_come_back_the_same(
     stored = clone(product).set_params(checkpoint_dir=tmp_path, n_jobs=n_jobs).fit(ptb_150)
     if n_jobs == 1:  # in worker processes the patch does not apply
         assert seen == [[], ["seed0"]]
-    assert read_back == ["seed0", "seed1"]  # the workers' models too came back from disk
+    # the workers' models all come back from disk; in one process, the last stays
+    assert read_back == (["seed0"] if n_jobs == 1 else ["seed0", "seed1"])
     assert stored.model_ == product.model_
     assert not list(tmp_path.glob("seed*/model"))  # read back, then removed
     for member, alone in zip(stored.estimators_, product.estimators_):
