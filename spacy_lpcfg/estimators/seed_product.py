@@ -28,6 +28,7 @@ import numpy as np
 
 from ..defaults import CEILINGS, LATENT, SPLIT_MERGE
 from ..grammar.model import ParsingModel, combine_models
+from ..memory import release_freed_memory
 from ..progress import progress, quiet
 from ..trees.tree import Tree
 from .base import BaseEstimator, check_random_state, clone, int_range
@@ -162,6 +163,7 @@ def _set_aside(member: SplitMergeEstimator, *, to_disk: bool = True) -> SplitMer
             member.model_.to_disk(Path(member.checkpoint_dir) / MEMBER_MODEL)
         for name in _MODEL_ATTRIBUTES:
             delattr(member, name)
+    release_freed_memory()  # what the fit freed, before the next fit or the product
     return member
 
 
