@@ -253,6 +253,37 @@ def test_a_checkpoint_of_an_earlier_version_resumes(tmp_path):
     assert_same_fit(resumed, SplitMergeEstimator(n_cycles=2, **OLD_SETTINGS).fit(TREES))
 
 
+def test_a_cycle_file_is_streamed_and_is_np_savez_with_its_digest(tmp_path):
+    """A cycle's arrays go straight into the file (no archive of the grammar's size in
+    memory at the end of a cycle); the file is what np.savez writes, and the index
+    holds its SHA-256."""
+    import hashlib
+    import io
+    import tracemalloc
+
+    from spacy_lpcfg.estimators.em.checkpoints import CycleState
+
+    # 40 MB of one kind: np.savez writes an array in chunks of at most 16 MB
+    weights = {kind: np.linspace(0, 1, 5_000_000 if k == 0 else 10) for k, kind in enumerate(KINDS)}
+    state = CycleState(1, np.array([1, 2], dtype=np.int64), weights, np.ones(3))
+    folder = CheckpointFolder(tmp_path, {"treebank": "a", "dev": None, "params": {}})
+
+    tracemalloc.start()
+    try:
+        digest = folder._write_cycle("cycle-001.npz", state)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000  # an archive in memory would hold the 40 MB
+    buffer = io.BytesIO()
+    np.savez(
+        buffer, n_states=state.n_states, **{f"weights_{k}": weights[k] for k in KINDS},
+        state_counts=state.state_counts,
+    )  # fmt: skip
+    data = (tmp_path / "cycle-001.npz").read_bytes()
+    assert data == buffer.getvalue() and digest == hashlib.sha256(data).hexdigest()
+
+
 def test_checkpoint_folder_refuses_another_fingerprint(tmp_path):
     folder = CheckpointFolder(tmp_path, {"treebank": "a", "dev": None, "params": {"x": 1}})
     assert folder.load() is None  # nothing there yet

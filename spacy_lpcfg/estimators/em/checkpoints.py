@@ -28,10 +28,10 @@ import os
 import re
 import secrets
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -258,14 +258,13 @@ class CheckpointFolder:
         return hashlib.sha256((self.folder / name).read_bytes()).hexdigest()
 
     def _write_cycle(self, name: str, state: CycleState) -> str:
-        buffer = io.BytesIO()
+        """Write a cycle's arrays, straight into the file (no archive of the grammar's
+        size in memory, at the end of a cycle, while EM's arrays are still there).
+        RETURNS (str): the file's SHA-256."""
         arrays: dict[str, Any] = {"n_states": np.asarray(state.n_states, dtype=np.int64)}
         arrays.update({f"weights_{kind}": state.weights[kind] for kind in KINDS})
         arrays["state_counts"] = state.state_counts
-        np.savez(buffer, **arrays)
-        data = buffer.getvalue()
-        _write_atomic(self.folder / name, data)
-        return hashlib.sha256(data).hexdigest()
+        return _write_atomic(self.folder / name, lambda file: np.savez(file, **arrays))
 
     def clear(self) -> None:
         """Remove the checkpoint files (and leftovers of killed writes); the folder
@@ -299,14 +298,23 @@ def latest_cycle(folder: str | Path) -> int | None:
         return None
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, fsync it, rename it to ``path``."""
+def _write_atomic(path: Path, data: bytes | Callable[[BinaryIO], object]) -> str:
+    """Write ``data`` (bytes, or a function that writes into the open file) to a
+    temporary file beside ``path``, fsync it, rename it to ``path``.
+    RETURNS (str): the SHA-256 of what was written."""
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        with open(temporary, "wb") as file:
-            file.write(data)
+        with open(temporary, "w+b") as file:
+            if isinstance(data, bytes):
+                file.write(data)
+            else:
+                data(file)
             file.flush()
             os.fsync(file.fileno())
+            file.seek(0)
+            digest = hashlib.sha256()
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
@@ -317,6 +325,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+    return digest.hexdigest()
 
 
 def _differences(found: Any, expected: Mapping[str, Any]) -> str:
