@@ -57,6 +57,7 @@ TOP_LEVEL = {
     "defaults",
     "interrupts",
     "kernel_cache",
+    "memory",
 }  # importable anywhere
 # Units inside a unit, with a layer of their own: the EM core is below the estimators
 # that use it. Each may import the units listed and, of the unit around it, only the
