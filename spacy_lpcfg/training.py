@@ -87,12 +87,10 @@ def train(
     tagger = None
     if recipe.function_labeller and _labeller_wanted(function_labeller, trees, scheme):
         from .estimators.function_labels import fit_function_tagger
-        from .memory import release_freed_memory
 
         # Fitted before the grammars: its solver's arrays are freed before EM starts,
         # so that training peaks at the larger of the two rather than at their sum.
         tagger = fit_function_tagger(trees, spec.scheme, language)
-        release_freed_memory()
     if by_cycle:
         dev_trees = None if dev is None else _read_dev(dev, corpus, data_dir, encoding)
         checkpoints = checkpoint_dir(model_dir)

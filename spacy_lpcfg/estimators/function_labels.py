@@ -24,6 +24,7 @@ from ..defaults import FUNCTION_LABELLER, FUNCTION_LABELS, LEXICON
 from ..errors import Errors
 from ..grammar.function_labels import FunctionTagger, phrase_features
 from ..grammar.model import ParsingModel
+from ..memory import release_freed_memory
 from ..trees.labels import get_scheme
 from ..trees.transforms import default_head_rules
 from ..trees.tree import ROOT_LABEL, Tree
@@ -339,4 +340,6 @@ def fit_function_tagger(
 
     params: ``FunctionLabeller`` parameters (C, max_iter, min_count).
     """
-    return FunctionLabeller(scheme=scheme, language=language, **params).fit(trees).tagger_
+    tagger = FunctionLabeller(scheme=scheme, language=language, **params).fit(trees).tagger_
+    release_freed_memory()  # the solver's arrays, gone with the labeller, before what follows
+    return tagger

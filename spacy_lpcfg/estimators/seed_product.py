@@ -132,7 +132,7 @@ class SeedProduct(BaseEstimator):
             fitted = list(progress(jobs, desc="seeds", total=len(members), unit="model"))
         self.estimators_ = [_taken_back(member) for member in fitted]
         self.seeds_ = seeds
-        models = [member.model_ for member in fitted]
+        models = [member.model_ for member in self.estimators_]
         self.model_ = models[0] if len(models) == 1 else combine_models(models)
         return self
 

@@ -50,7 +50,6 @@ from ..estimators.function_labels import fit_function_tagger, has_function_tags
 from ..estimators.noise import NoisyEnsemble
 from ..evaluation.parsing import evaluate
 from ..grammar.model import ParsingModel
-from ..memory import release_freed_memory
 from ..plots import plot_trace
 from ..progress import progress, quiet
 from ..recipes import DEFAULT_RECIPE, TRANSFORM_SETTINGS
@@ -240,7 +239,6 @@ def optimize(
     try:
         labelling = time.perf_counter()
         tagger = _function_tagger(train, scheme, language)  # 4., fitted first (docstring)
-        release_freed_memory()
         # max_time leaves the labeller out, as it did when the labeller came last
         clock = started + time.perf_counter() - labelling
         deadline = None if max_time is None else clock + max_time
