@@ -111,6 +111,19 @@ def test_an_output_that_would_destroy_an_input_is_refused(work, tmp_path, args):
     assert _snapshot(work, tmp_path) == before  # nothing written, nothing lost
 
 
+@pytest.mark.parametrize("folder", [".default.checkpoints", ".finalists"])
+def test_optimize_refuses_dev_trees_where_its_scratch_folders_go(work, tmp_path, folder):
+    from spacy_lpcfg.search.optimize import DEFAULT_CHECKPOINTS, FINALISTS
+
+    assert folder in (DEFAULT_CHECKPOINTS, FINALISTS)
+    dev = tmp_path / "out" / folder / "dev.mrg"
+    dev.parent.mkdir(parents=True)
+    dev.write_text(TREES, encoding="utf-8")
+    error = _one_error(_invoke("optimize", work / "corpus.mrg", tmp_path / "out", "--dev", dev))
+    assert "input" in error
+    assert dev.read_text(encoding="utf-8") == TREES
+
+
 def test_an_output_linked_to_an_input_is_refused(work, tmp_path):
     link = tmp_path / "parses.txt"
     link.symlink_to(work / "corpus.mrg")

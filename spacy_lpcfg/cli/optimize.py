@@ -174,6 +174,7 @@ def _refuse_search_overwrite(output_dir: Path, inputs: list[Path]) -> None:
     them may be, or hold, an input, nor OUTPUT_DIR lie in an input folder."""
     from ..search.optimize import (
         DEFAULT_CHECKPOINTS,
+        FINALISTS,
         MODEL_DIR,
         PLOT_FILE,
         RECIPE_FILE,
@@ -185,5 +186,6 @@ def _refuse_search_overwrite(output_dir: Path, inputs: list[Path]) -> None:
         output_dir / DEFAULT_CHECKPOINTS, "the default finalist's checkpoints", inputs,
         replaces_dir=True,
     )  # fmt: skip
+    refuse_overwrite(output_dir / FINALISTS, "the finalists set aside", inputs, replaces_dir=True)
     for name in (RECIPE_FILE, TRACE_FILE, PLOT_FILE):
         refuse_overwrite(output_dir / name, "the search's results", inputs)

@@ -22,6 +22,10 @@ to one trace:
    that its solver's arrays are gone before any grammar is fitted: the search
    then peaks at the larger of the two rather than at their sum.
 
+With an ``output_dir``, the best and the default finalist's models wait on disk
+(``FINALISTS``) while the later finalists fit, so that one model at a time is in
+memory; the one chosen is read back at the end.
+
 ``max_time`` bounds the whole: the state search stops at ``SEARCH_SHARE`` of it,
 and a finalist is not started once the time is up (the first excepted). Everything is
 deterministic given ``random_state``, so ``resume`` (reading the trace) retraces
@@ -50,6 +54,7 @@ from ..estimators.function_labels import fit_function_tagger, has_function_tags
 from ..estimators.noise import NoisyEnsemble
 from ..evaluation.parsing import evaluate
 from ..grammar.model import ParsingModel
+from ..memory import release_freed_memory
 from ..plots import plot_trace
 from ..progress import progress, quiet
 from ..recipes import DEFAULT_RECIPE, TRANSFORM_SETTINGS
@@ -65,6 +70,7 @@ RECIPE_FILE = "recipe.json"
 MODEL_DIR = "model"
 PLOT_FILE = "trace.png"
 DEFAULT_CHECKPOINTS = ".default.checkpoints"  # the default finalist's, in output_dir
+FINALISTS = ".finalists"  # the best and the default finalist's models wait here
 
 SEARCH_SHARE = 0.75
 """The share of ``max_time`` after which the state search stops: the rest is for the
@@ -236,6 +242,7 @@ def optimize(
     if trace_path is not None:
         trace_path.parent.mkdir(parents=True, exist_ok=True)
     trace = Trace(trace_path, fingerprint(train, dev, settings), resume=resume)
+    aside = None if output_dir is None else Path(output_dir) / FINALISTS
     try:
         labelling = time.perf_counter()
         tagger = _function_tagger(train, scheme, language)  # 4., fitted first (docstring)
@@ -256,12 +263,14 @@ def optimize(
         # 3. the finalists, fitted on every training tree, scored on dev
         finals, best = _final_stage(
             search, best_spec, specs[0], train, dev, params, n_models, noise_scale, trace, deadline,
-            output_dir,
+            output_dir, aside,
         )  # fmt: skip
-        best = _unless_within_noise(best, keep_default_within)
+        f1, kept, choice = _unless_within_noise(best, keep_default_within)
+        model = _taken_back(kept)
     finally:
         trace.close()
-    f1, model, choice = best
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
     # 4. function labels for a model whose grammars all strip them
     if tagger is not None and not any(part.transform.keep_functions for part in model.parts):
         model = model.with_function_labeller(tagger, FUNCTION_LABELS)
@@ -359,7 +368,7 @@ def _late(deadline: float | None) -> bool:
 
 def _final_stage(
     search, spec, base_spec, train, dev, params, n_models, noise_scale, trace: Trace, deadline,
-    output_dir: Path | None,
+    output_dir: Path | None, aside: Path | None,
 ):  # fmt: skip
     """Fit the finalists on every training tree and score them on dev.
 
@@ -367,8 +376,9 @@ def _final_stage(
     a finalist beats it by more than noise), one model with the default states (the
     best fixed-m model), one with the states found, the four-way combination and noisy
     ensembles of both kinds of states decoded two ways. RETURNS: the dev F1 of each
-    (by name) and the best (dev F1, model, description). A finalist not scored yet
-    is skipped once the time is up, except the first.
+    (by name) and the best and the default finalist as (dev F1, model, description),
+    their models written to ``aside`` when given (``_set_aside``). A finalist not
+    scored yet is skipped once the time is up, except the first.
     """
     final = _state_search(spec, params)
     with quiet():
@@ -398,7 +408,7 @@ def _final_stage(
     scores: dict[str, float] = {}
     best: tuple[float, Any, dict[str, Any]] | None = None
     default: tuple[float, Any, dict[str, Any]] | None = None
-    fitted: dict[str, ParsingModel] = {}
+    fitted: dict[str, ParsingModel] = {}  # the last fit, shared by an ensemble's decoders
     for position, (choice, fit) in enumerate(progress(finalists, desc="finalists", unit="model")):
         # the trace knows a finalist by what it is: its states, not their name
         key = {**choice, "states": states.get(choice.get("states", ""))}
@@ -414,7 +424,9 @@ def _final_stage(
         start = time.perf_counter()
         with quiet():
             if fit not in fitted:
-                fitted = {fit: fits[fit]()}  # one model in memory at a time (and the best)
+                fitted.clear()  # the last fit's model is gone before the next fit starts
+                release_freed_memory()
+                fitted[fit] = fits[fit]()
             model = fitted[fit]
             if choice["kind"] == "ensemble":
                 model = model.with_members((), choice["decoder"])
@@ -422,12 +434,30 @@ def _final_stage(
         if known is None:
             trace.add("final", key, f1, time.perf_counter() - start)
         scores[name] = f1
+        kept = None
         if choice["kind"] == "default":
-            default = (f1, model, choice)
+            kept = _set_aside(model, aside, "default")
+            default = (f1, kept, choice)
         if best is None or f1 > best[0]:
-            best = (f1, model, choice)
+            best = (f1, kept if kept is not None else _set_aside(model, aside, "best"), choice)
+        del model  # held by ``fitted`` until the next fit, and by ``best`` if not aside
     assert best is not None  # the first finalist is always scored
     return scores, (best, default)
+
+
+def _set_aside(model: ParsingModel, aside: Path | None, slot: str) -> ParsingModel | Path:
+    """The model, or with ``aside`` the folder it is written to (``aside/slot``, any
+    earlier model there replaced), so that it leaves memory with the finalist."""
+    if aside is None:
+        return model
+    with quiet():
+        model.to_disk(aside / slot)
+    return aside / slot
+
+
+def _taken_back(kept: ParsingModel | Path) -> ParsingModel:
+    """The model ``_set_aside`` kept, read back from its folder if written."""
+    return kept if isinstance(kept, ParsingModel) else ParsingModel.from_disk(kept)
 
 
 def _unless_within_noise(pair, margin: float):

@@ -167,6 +167,52 @@ def test_a_search_on_a_sample_refits_the_choice_on_every_tree(load_corpus, tmp_p
     assert keeps != (result.model.labeller is not None)  # a labeller where none keeps them
 
 
+def test_finalists_wait_on_disk_while_the_next_one_fits(load_corpus, tmp_path, monkeypatch):
+    import gc
+    import importlib
+    import weakref
+
+    from spacy_lpcfg.search import optimize
+    from spacy_lpcfg.search.candidates import StateCandidates
+
+    module = importlib.import_module("spacy_lpcfg.search.optimize")
+    alive = []  # (finalist, weak reference to its model), in the order fitted
+    held = []  # per fit: the earlier finalists whose models are still in memory
+
+    def watched(what, original):
+        def fit(*args, **kwargs):
+            gc.collect()
+            held.append([name for name, ref in alive if ref() is not None])
+            model = original(*args, **kwargs)
+            alive.append((what, weakref.ref(model)))
+            return model
+
+        return fit
+
+    monkeypatch.setattr(module, "_fit_default", watched("default", module._fit_default))
+    monkeypatch.setattr(module, "_fit_combined", watched("combined", module._fit_combined))
+    monkeypatch.setattr(StateCandidates, "model", watched("single", StateCandidates.model))
+    written = []
+    to_disk = ParsingModel.to_disk
+    monkeypatch.setattr(
+        ParsingModel, "to_disk", lambda self, path: written.append(str(path)) or to_disk(self, path)
+    )
+    train = list(load_corpus("ptb_sample", "train")[:150])
+    dev = list(load_corpus("ptb_sample", "dev")[:10])
+    options = dict(transforms=[(1, False)], max_states=2, max_symbols=1, min_count=1, n_models=1)
+    result = optimize(train, dev, search_limit=60, output_dir=tmp_path, **options)
+    first = [name for name, _ in alive].index("default")  # the search's models before
+    assert [name for name, _ in alive[first:]] == ["default", "single", "combined"]
+    assert held[first:] == [[], [], []]  # no earlier finalist's model in memory
+    aside = tmp_path / module.FINALISTS
+    assert str(aside / "default") in written and not aside.exists()  # removed at the end
+    # the model chosen is read back from disk: the same as fitting it in memory
+    again = optimize(train, dev, search_limit=60, **options)
+    assert result.recipe["model"] == again.recipe["model"]
+    assert result.recipe["finalists"] == again.recipe["finalists"]
+    assert result.model == again.model
+
+
 def test_a_treebank_without_function_tags_gets_no_labeller(load_corpus):
     from spacy_lpcfg.search import optimize
 
