@@ -362,7 +362,7 @@ def _write_npz(target: BinaryIO, arrays: Mapping[str, np.ndarray]) -> None:
     written from its own memory: no ``.npy`` copy of it first."""
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_STORED) as archive:
         for name, array in arrays.items():
-            array = np.ascontiguousarray(array)
+            array = np.asarray(array, order="C")  # ascontiguousarray makes 0-d arrays 1-d
             header = io.BytesIO()
             np.lib.format.write_array_header_1_0(
                 header, np.lib.format.header_data_from_array_1_0(array)
@@ -739,7 +739,7 @@ def _json_bytes(value: Any) -> bytes:
 
 def _npy_bytes(array: np.ndarray) -> bytes:
     buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    np.lib.format.write_array(buffer, np.asarray(array, order="C"), allow_pickle=False)
     return buffer.getvalue()
 
 

@@ -296,6 +296,8 @@ def test_pack_npz_aligns_every_member_so_reading_copies_nothing(name_length):
         "b" * (name_length + 5): np.arange(name_length, dtype=np.int32).reshape(-1, 1),
         "c": np.arange(3, dtype=np.int64),
         "empty": np.zeros(0),
+        "scalar": np.asarray(2.5),  # 0-d stays 0-d
+        "fortran": np.asfortranarray(np.arange(6.0).reshape(2, 3)),  # written in C order
     }
     data = pack_npz(arrays)
     loaded = np.load(io.BytesIO(data), allow_pickle=False)  # still a plain .npz
@@ -303,6 +305,7 @@ def test_pack_npz_aligns_every_member_so_reading_copies_nothing(name_length):
     read = read_npz(data, "arrays.npz", specs, GrammarError)
     for key, array in arrays.items():
         assert np.array_equal(loaded[key], array) and np.array_equal(read[key], array)
+        assert loaded[key].shape == read[key].shape == array.shape
         assert read[key].dtype == array.dtype and not read[key].flags.writeable
         if array.size:  # a view of the archive's bytes, at an aligned offset
             assert read[key].base is not None and not read[key].flags.owndata
