@@ -35,13 +35,14 @@ the finished part without scoring it again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..corpora import spread
 from ..decode import Parser
@@ -260,9 +261,11 @@ def optimize(
             left = clock + SEARCH_SHARE * max_time - time.perf_counter()
             search.set_params(max_time=max(1e-6, left))
         search.fit_projected(projected, held_out, train=fit_trees, trace=trace)
+        found = _Found(search.start_, search.assignment_, search.dev_f1_, search.finished_)
+        del search, projected  # the search's trees and models: the finalists fit anew
         # 3. the finalists, fitted on every training tree, scored on dev
         finals, best = _final_stage(
-            search, best_spec, specs[0], train, dev, params, n_models, noise_scale, trace, deadline,
+            found, best_spec, specs[0], train, dev, params, n_models, noise_scale, trace, deadline,
             output_dir, aside,
         )  # fmt: skip
         f1, kept, choice = _unless_within_noise(best, keep_default_within)
@@ -277,17 +280,17 @@ def optimize(
         choice = {**choice, "function_labels": "labeller"}
     recipe = {
         "transform": _describe(best_spec),
-        "searched": search.assignment_,
+        "searched": found.assignment,
         "model": choice,
         "dev_f1": f1,
-        "search_f1": {"transforms": max(s for s, _ in scores), "states": search.dev_f1_},
+        "search_f1": {"transforms": max(s for s, _ in scores), "states": found.dev_f1},
         "finalists": finals,
         "trees": {"search": len(fit_trees), "held_out": len(held_out), "model": len(train)},
-        "finished": search.finished_,
+        "finished": found.finished,
         "evaluations": len(trace.records),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    return OptimizeResult(model, recipe, trace.records, search.finished_)
+    return OptimizeResult(model, recipe, trace.records, found.finished)
 
 
 def check_search_options(
@@ -362,13 +365,23 @@ def _transform_stage(specs, train, dev, params, trace: Trace, n_jobs: int, sched
     return known
 
 
+class _Found(NamedTuple):
+    """What the state search found (``LatentStateSearch``'s ``start_``,
+    ``assignment_``, ``dev_f1_`` and ``finished_``), kept without its trees and models."""
+
+    start: dict[str, int]
+    assignment: dict[str, int]
+    dev_f1: float
+    finished: bool
+
+
 def _late(deadline: float | None) -> bool:
     return deadline is not None and time.perf_counter() >= deadline
 
 
 def _final_stage(
-    search, spec, base_spec, train, dev, params, n_models, noise_scale, trace: Trace, deadline,
-    output_dir: Path | None, aside: Path | None,
+    found: _Found, spec, base_spec, train, dev, params, n_models, noise_scale, trace: Trace,
+    deadline, output_dir: Path | None, aside: Path | None,
 ):  # fmt: skip
     """Fit the finalists on every training tree and score them on dev.
 
@@ -381,11 +394,15 @@ def _final_stage(
     scored yet is skipped once the time is up, except the first.
     """
     final = _state_search(spec, params)
-    with quiet():
-        candidates = final.candidates(final.project(train), dev)
-    searched = dict(search.assignment_)
+
+    @functools.cache  # projected when a finalist needs it: not while the default fits
+    def candidates() -> StateCandidates:
+        with quiet():
+            return final.candidates(final.project(train), dev)
+
+    searched = dict(found.assignment)
     states = {"start": {}, "searched": searched}
-    if searched == search.start_:
+    if searched == found.start:
         del states["searched"]
     # (what it is, the name of its fit, the fit): an ensemble's two decoders share a fit
     fits: dict[str, Any] = {
@@ -395,12 +412,12 @@ def _final_stage(
     # train's default first: always scored, and kept unless beaten by more than noise
     finalists: list[tuple[dict[str, Any], str]] = [({"kind": "default"}, "default")]
     for name, assignment in states.items():
-        fits[f"single {name}"] = lambda a=assignment: candidates.model(a)
+        fits[f"single {name}"] = lambda a=assignment: candidates().model(a)
         finalists.append(({"kind": "single", "states": name}, f"single {name}"))
     finalists.append(({"kind": "combined"}, "combined"))
     for name, assignment in states.items() if n_models > 1 else ():
         fits[f"ensemble {name}"] = lambda a=assignment: _fit_ensemble(
-            candidates, a, n_models, noise_scale
+            candidates(), a, n_models, noise_scale
         )
         for decoder in ("product_mbr", "product"):
             choice = {"kind": "ensemble", "states": name, "n_models": n_models, "decoder": decoder}
