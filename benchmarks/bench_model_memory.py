@@ -15,7 +15,10 @@ With ``--train CORPUS...`` it measures training instead: ``spacy-lpcfg train COR
 DIR`` with no other option (the default recipe, the full train split) under
 ``/usr/bin/time -v``, one treebank after another, and reports the peak resident
 memory, wall and CPU time of each; that table replaces the section's training table
-and leaves the models table as it is.
+and leaves the models table as it is. ``--optimize CORPUS [--optimize-options "..."]``
+adds a row for ``spacy-lpcfg optimize CORPUS DIR OPTIONS`` to that table (its ceiling:
+4 GB on the full train split); ``--rows FILE`` writes the table from the JSON lines
+earlier runs printed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -37,6 +41,8 @@ def main() -> None:
     parser.add_argument("--dense", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--train", nargs="+", metavar="CORPUS", help="measure train instead")
+    parser.add_argument("--optimize", metavar="CORPUS", help="and optimize on this treebank")
+    parser.add_argument("--optimize-options", default="", help="optimize's options, one string")
     parser.add_argument(
         "--rows", type=Path, help="--train: write the table from these JSON lines instead"
     )
@@ -48,10 +54,17 @@ def main() -> None:
     if args.train:
         if args.rows:  # rows printed by earlier --train runs (treebanks measured apart)
             lines = args.rows.read_text(encoding="utf-8").splitlines()
-            found = {row["corpus"]: row for row in map(json.loads, lines)}
-            training = [found[corpus] for corpus in args.train]
+            found = {
+                (row.get("command", "train"), row["corpus"]): row for row in map(json.loads, lines)
+            }
+            training = [found["train", corpus] for corpus in args.train]
+            if args.optimize:
+                training.append(found["optimize", args.optimize])
         else:
             training = [measure_training(corpus) for corpus in args.train]
+            if args.optimize:
+                options = args.optimize_options.split()
+                training.append(measure_training(args.optimize, "optimize", options))
         body = training_report(training, args.note)
         print(body)
         if not args.no_write:
@@ -124,17 +137,19 @@ TRAINING_HEADING = "### Training: peak memory of `spacy-lpcfg train CORPUS`"
 GB = 10**9
 
 
-def measure_training(corpus: str) -> dict:
-    """``/usr/bin/time -v spacy-lpcfg train CORPUS DIR``: peak RSS, wall and CPU."""
+def measure_training(corpus: str, command: str = "train", options: Sequence[str] = ()) -> dict:
+    """``/usr/bin/time -v spacy-lpcfg COMMAND CORPUS DIR OPTIONS``: peak RSS, wall, CPU
+    and the model's size on disk (``train``'s DIR, or ``optimize``'s DIR/model)."""
     import re
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="bench-train-") as folder:
-        model = Path(folder) / "model"
-        command = ["/usr/bin/time", "-v", "spacy-lpcfg", "train", corpus, str(model), "--quiet"]
-        done = subprocess.run(command, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory(prefix=f"bench-{command}-") as folder:
+        output = Path(folder) / "out"
+        run = ["/usr/bin/time", "-v", "spacy-lpcfg", command, corpus, str(output), *options]
+        done = subprocess.run([*run, "--quiet"], capture_output=True, text=True)
         if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+            raise RuntimeError(f"{' '.join(run)} failed:\n{done.stderr[-2000:]}")
+        model = output if command == "train" else output / "model"
         disk = sum(f.stat().st_size for f in model.rglob("*") if f.is_file())
     report = done.stderr
 
@@ -147,6 +162,8 @@ def measure_training(corpus: str) -> dict:
     for part in field("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":"):
         wall = wall * 60 + float(part)
     row = {
+        "command": command,
+        "options": " ".join(options),
         "corpus": corpus,
         "peak_rss_bytes": int(field("Maximum resident set size (kbytes)")) * 1024,
         "wall_s": wall,
@@ -159,23 +176,32 @@ def measure_training(corpus: str) -> dict:
 
 
 def training_report(rows: list[dict], note: str = "") -> str:
+    trains = [row for row in rows if row.get("command", "train") == "train"]
+    searches = [row for row in rows if row.get("command") == "optimize"]
+    invocation = "--train " + " ".join(row["corpus"] for row in trains)
+    for row in searches:
+        invocation += f" --optimize {row['corpus']}"
+        invocation += f' --optimize-options "{row["options"]}"' if row["options"] else ""
     lines = [
         TRAINING_HEADING,
         "",
-        "`python benchmarks/bench_model_memory.py --train "
-        + " ".join(row["corpus"] for row in rows)
-        + "`: `spacy-lpcfg train CORPUS DIR --quiet` with no other option (the default recipe: "
-        "three split-merge seeds decoded as one product and a function labeller, fitted "
-        "on the full train split) under `/usr/bin/time -v`, one after another. Peak: "
-        "its maximum resident set size; the issue's ceiling is 2 GB.",
+        f"`python benchmarks/bench_model_memory.py {invocation}`: `spacy-lpcfg train CORPUS "
+        "DIR --quiet` with no other option (the default recipe: three split-merge seeds "
+        "decoded as one product and a function labeller, fitted on the full train split) "
+        "under `/usr/bin/time -v`, one after another, and `spacy-lpcfg optimize` with the "
+        "options shown. Peak: its maximum resident set size; the issue's ceilings are 2 GB "
+        "for `train` and 4 GB for `optimize`.",
         "",
-        "| treebank | peak RSS GB | wall s | CPU s | model on disk MB |",
-        "|---|---:|---:|---:|---:|",
+        "| command | treebank | peak RSS GB | wall s | CPU s | model on disk MB |",
+        "|---|---|---:|---:|---:|---:|",
     ]
-    for row in rows:
+    for row in trains + searches:
+        command = row.get("command", "train")
+        if row.get("options"):
+            command += f" `{row['options']}`"
         lines.append(
-            f"| {row['corpus']} | {row['peak_rss_bytes'] / GB:.2f} | {row['wall_s']:.0f} "
-            f"| {row['cpu_s']:.0f} | {row['disk_bytes'] / 2**20:.0f} |"
+            f"| {command} | {row['corpus']} | {row['peak_rss_bytes'] / GB:.2f} "
+            f"| {row['wall_s']:.0f} | {row['cpu_s']:.0f} | {row['disk_bytes'] / 2**20:.0f} |"
         )
     if note:
         lines += ["", note]

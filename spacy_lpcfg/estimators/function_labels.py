@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..defaults import FUNCTION_LABELLER, FUNCTION_LABELS, LEXICON
+from ..defaults import CEILINGS, FUNCTION_LABELLER, FUNCTION_LABELS, LEXICON
 from ..errors import Errors
 from ..grammar.function_labels import FunctionTagger, phrase_features
 from ..grammar.model import ParsingModel
@@ -28,7 +28,7 @@ from ..memory import release_freed_memory
 from ..trees.labels import get_scheme
 from ..trees.transforms import default_head_rules
 from ..trees.tree import ROOT_LABEL, Tree
-from .base import BaseEstimator, Number, check_is_fitted, validate_params
+from .base import BaseEstimator, Number, check_is_fitted, int_range, validate_params
 
 
 class FunctionLabeller(BaseEstimator):
@@ -39,16 +39,21 @@ class FunctionLabeller(BaseEstimator):
     C (float): inverse regularisation strength of the logistic regression.
     max_iter (int): iterations of its solver.
     min_count (int): features seen fewer times in training are dropped.
+    max_parameters (int): at most this many coefficients (classes x (features + 1)):
+        the solver's memory grows with them (``defaults.FunctionLabellerDefaults``).
+        Rarer features are dropped until the model fits.
 
     Fitted attributes: ``tagger_`` (the ``FunctionTagger``: features, classes and
-    coefficients), ``classes_`` (its function-tag combinations, () for none) and
-    ``model_`` (the scikit-learn LogisticRegression).
+    coefficients), ``classes_`` (its function-tag combinations, () for none),
+    ``min_count_`` (the count a feature needed: ``min_count`` unless
+    ``max_parameters`` raised it) and ``model_`` (the scikit-learn LogisticRegression).
     """
 
     _parameter_constraints = {
         "C": [Number("a number > 0", low=1e-12)],
         "max_iter": [Number("an int >= 1", low=1, integer=True)],
         "min_count": [Number("an int >= 1", low=1, integer=True)],
+        "max_parameters": [int_range(1, CEILINGS.labeller_parameters)],
     }
 
     scheme: str
@@ -56,6 +61,7 @@ class FunctionLabeller(BaseEstimator):
     C: float
     max_iter: int
     min_count: int
+    max_parameters: int
 
     def __init__(
         self,
@@ -65,6 +71,7 @@ class FunctionLabeller(BaseEstimator):
         C: float = FUNCTION_LABELLER.C,
         max_iter: int = FUNCTION_LABELLER.max_iter,
         min_count: int = FUNCTION_LABELLER.min_count,
+        max_parameters: int = FUNCTION_LABELLER.max_parameters,
     ):
         self._store_params(locals())
 
@@ -89,7 +96,15 @@ class FunctionLabeller(BaseEstimator):
             found = "no phrases" if not classes else f"only the function tags {classes[0]}"
             detail = f"the training trees have {found}; it needs at least two combinations"
             raise ValueError(Errors.E029.format(what="function labeller", detail=detail))
-        names, matrix = phrases.matrix(self.min_count)
+        most_features = self.max_parameters // len(classes) - 1  # and an intercept each
+        if most_features < 0:
+            detail = (
+                f"max_parameters {self.max_parameters} is below its {len(classes)} classes "
+                "(one intercept each)"
+            )
+            raise ValueError(Errors.E029.format(what="function labeller", detail=detail))
+        self.min_count_ = phrases.threshold(self.min_count, most_features)
+        names, matrix = phrases.matrix(self.min_count_)
         target = phrases.classes(classes)
         del phrases  # its feature ids: the matrix's size again
         self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter)
@@ -108,7 +123,7 @@ class FunctionLabeller(BaseEstimator):
             classes,
             np.ascontiguousarray(self.model_.coef_, dtype=np.float64),
             np.ascontiguousarray(self.model_.intercept_, dtype=np.float64),
-            params={"C": self.C, "max_iter": self.max_iter, "min_count": self.min_count},
+            params={"C": self.C, "max_iter": self.max_iter, "min_count": self.min_count_},
         )
         self.classes_ = self.tagger_.classes
         return self
@@ -273,12 +288,25 @@ class _PhraseTable:
         order = np.array([number[functions] for functions in self.targets], dtype=np.int64)
         return order[np.frombuffer(self.target_ids, dtype=np.int64)]
 
+    def threshold(self, min_count: int, most_features: int) -> int:
+        """The least count from ``min_count`` up that at most ``most_features``
+        feature names reach."""
+        counts = self.counts()
+        if np.count_nonzero(counts >= min_count) <= most_features:
+            return min_count
+        largest = np.sort(counts)[::-1]  # fewer than most_features + 1 names exceed it
+        return max(min_count, int(largest[max(most_features, 0)]) + 1)
+
+    def counts(self) -> np.ndarray:
+        """int64: how often each feature name was seen, by id."""
+        return np.bincount(np.frombuffer(self.ids, dtype=np.int64), minlength=len(self.names))
+
     def matrix(self, min_count: int):
         """(the feature names kept, sorted; the phrases' CSR matrix over them)."""
         from scipy import sparse
 
         ids = np.frombuffer(self.ids, dtype=np.int64)
-        counts = np.bincount(ids, minlength=len(self.names))
+        counts = self.counts()
         kept = sorted(name for name, i in self.names.items() if counts[i] >= min_count)
         column = np.full(len(self.names), -1, dtype=np.int64)
         column[[self.names[name] for name in kept]] = np.arange(len(kept))

@@ -339,6 +339,7 @@ def make_function_labeller(
     C: float = FUNCTION_LABELLER.C,
     max_iter: int = FUNCTION_LABELLER.max_iter,
     min_count: int = FUNCTION_LABELLER.min_count,
+    max_parameters: int = FUNCTION_LABELLER.max_parameters,
 ) -> "FunctionLabeller":
     """The component's ``function_labeller`` with other settings than ``true``'s::
 
@@ -353,6 +354,8 @@ def make_function_labeller(
     C (float): inverse regularisation strength.
     max_iter (int): iterations of the solver.
     min_count (int): features seen fewer times in training are dropped.
+    max_parameters (int): at most this many coefficients; rarer features are dropped
+        until the model fits (the solver's memory grows with them).
     RETURNS (FunctionLabeller): the unfitted labeller.
     """
     params = dict(locals())  # the arguments, before the import adds a name

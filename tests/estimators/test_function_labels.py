@@ -35,6 +35,45 @@ def test_function_tags_on_gold_brackets_beat_a_floor(labeller, load_corpus):
 def test_parameters_are_checked():
     with pytest.raises(ValueError, match="C"):
         FunctionLabeller(C=0).fit([])
+    with pytest.raises(ValueError, match="max_parameters"):
+        FunctionLabeller(max_parameters=0).fit([])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_feature_threshold_is_the_least_count_that_fits(seed):
+    import numpy as np
+
+    from spacy_lpcfg.estimators.function_labels import _PhraseTable
+
+    rng = np.random.default_rng(seed)
+    table = _PhraseTable()
+    for _ in range(int(rng.integers(1, 60))):
+        table.add([f"f{k}" for k in rng.geometric(0.2, int(rng.integers(1, 8)))], ())
+    counts = table.counts()
+    for min_count in (1, 2, 3):
+        for most in (0, 1, 3, 10, 1000):
+            fits = [t for t in range(min_count, counts.max() + 2) if (counts >= t).sum() <= most]
+            assert table.threshold(min_count, most) == fits[0], (min_count, most)
+
+
+def test_max_parameters_drops_rarer_features_until_the_model_fits(labeller, load_corpus):
+    trees = load_corpus("ptb_sample", "train")[:600]
+    classes, features = labeller.tagger_.coef.shape
+    assert labeller.min_count_ == 2 and labeller.tagger_.params["min_count"] == 2
+    budget = classes * (features // 3)
+    small = FunctionLabeller(max_parameters=budget).fit(trees)
+    kept = len(small.tagger_.features)
+    assert small.min_count_ > 2 and classes * (kept + 1) <= budget
+    assert small.tagger_.params["min_count"] == small.min_count_  # what the model was fitted with
+    # the same model as asking for that count: the budget only raises it
+    same = FunctionLabeller(min_count=small.min_count_).fit(trees)
+    assert same.tagger_.features == small.tagger_.features
+    assert (same.tagger_.coef == small.tagger_.coef).all()
+    # one feature more would have been over (the least count that fits)
+    looser = FunctionLabeller(min_count=small.min_count_ - 1).fit(trees)
+    assert classes * (len(looser.tagger_.features) + 1) > budget
+    with pytest.raises(ValueError, match="max_parameters 10 is below its"):
+        FunctionLabeller(max_parameters=10).fit(trees)
 
 
 def _multiclass_problem(seed: int, n: int, features: int, classes: int, ones: bool):
