@@ -218,7 +218,8 @@ class FunctionLabellerDefaults:
     correction pairs and its vectors), so this is about 1 GB. Only icepahc's labeller
     is over it with ``min_count`` 2 (203 x 43,746); dropping its features seen fewer
     than 5 times took its fit from 3.14 to 1.73 GB, and 91.09% of its test phrases
-    labelled right on gold brackets to 91.11% (BENCHMARKS.md "model_memory")."""
+    labelled right on gold brackets to 91.11% (BENCHMARKS.md "Function labeller: its
+    coefficient budget")."""
 
 
 FUNCTION_LABEL_SOURCES = ("auto", "grammar", "labeller")
