@@ -51,6 +51,8 @@ def main() -> None:
     if args.measure:
         print(json.dumps(measure(args.measure, args.dense)))
         return
+    if args.optimize and not args.train:
+        parser.error("--optimize adds a row to --train's table: give --train too")
     if args.train:
         if args.rows:  # rows printed by earlier --train runs (treebanks measured apart)
             lines = args.rows.read_text(encoding="utf-8").splitlines()
@@ -188,9 +190,10 @@ def training_report(rows: list[dict], note: str = "") -> str:
         f"`python benchmarks/bench_model_memory.py {invocation}`: `spacy-lpcfg train CORPUS "
         "DIR --quiet` with no other option (the default recipe: three split-merge seeds "
         "decoded as one product and a function labeller, fitted on the full train split) "
-        "under `/usr/bin/time -v`, one after another, and `spacy-lpcfg optimize` with the "
-        "options shown. Peak: its maximum resident set size; the issue's ceilings are 2 GB "
-        "for `train` and 4 GB for `optimize`.",
+        "under `/usr/bin/time -v`, one after another"
+        + (", and `spacy-lpcfg optimize` with the options shown" if searches else "")
+        + ". Peak: its maximum resident set size; the issue's ceilings are 2 GB for `train`"
+        + (" and 4 GB for `optimize`." if searches else "."),
         "",
         "| command | treebank | peak RSS GB | wall s | CPU s | model on disk MB |",
         "|---|---|---:|---:|---:|---:|",

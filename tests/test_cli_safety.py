@@ -120,7 +120,7 @@ def test_optimize_refuses_dev_trees_where_its_scratch_folders_go(work, tmp_path,
     dev.parent.mkdir(parents=True)
     dev.write_text(TREES, encoding="utf-8")
     error = _one_error(_invoke("optimize", work / "corpus.mrg", tmp_path / "out", "--dev", dev))
-    assert "input" in error
+    assert "input" in error and folder in error
     assert dev.read_text(encoding="utf-8") == TREES
 
 

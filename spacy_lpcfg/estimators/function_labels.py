@@ -97,10 +97,10 @@ class FunctionLabeller(BaseEstimator):
             detail = f"the training trees have {found}; it needs at least two combinations"
             raise ValueError(Errors.E029.format(what="function labeller", detail=detail))
         most_features = self.max_parameters // len(classes) - 1  # and an intercept each
-        if most_features < 0:
+        if most_features < 1:
             detail = (
-                f"max_parameters {self.max_parameters} is below its {len(classes)} classes "
-                "(one intercept each)"
+                f"max_parameters {self.max_parameters} leaves no feature to its "
+                f"{len(classes)} classes (one intercept and at least one feature each)"
             )
             raise ValueError(Errors.E029.format(what="function labeller", detail=detail))
         self.min_count_ = phrases.threshold(self.min_count, most_features)
@@ -351,7 +351,7 @@ def attach_function_labeller(
     function_labels (str): whose tags win when the grammar keeps function tags too,
         "grammar" or "labeller" (``ParsingModel``); a grammar that strips them always
         gets the labeller's.
-    params: ``FunctionLabeller`` parameters (C, max_iter, min_count); the label
+    params: ``FunctionLabeller`` parameters (C, max_iter, min_count, max_parameters); the label
         scheme and language are the model's.
     RETURNS (ParsingModel): a new model (grammars shared, not copied).
     RAISES ValueError: bad parameters, or trees without function tags.
@@ -366,7 +366,7 @@ def fit_function_tagger(
     """The fitted tagger of a ``FunctionLabeller`` for models of ``scheme`` and
     ``language`` (``ParsingModel.with_function_labeller`` attaches it).
 
-    params: ``FunctionLabeller`` parameters (C, max_iter, min_count).
+    params: ``FunctionLabeller`` parameters (C, max_iter, min_count, max_parameters).
     """
     tagger = FunctionLabeller(scheme=scheme, language=language, **params).fit(trees).tagger_
     release_freed_memory()  # the solver's arrays, gone with the labeller, before what follows

@@ -72,6 +72,7 @@ MODEL_DIR = "model"
 PLOT_FILE = "trace.png"
 DEFAULT_CHECKPOINTS = ".default.checkpoints"  # the default finalist's, in output_dir
 FINALISTS = ".finalists"  # the best and the default finalist's models wait here
+CLUSTERING_FITS = ("single", "ensemble")  # the finalists fitted on the clustering projection
 
 SEARCH_SHARE = 0.75
 """The share of ``max_time`` after which the state search stops: the rest is for the
@@ -271,9 +272,9 @@ def optimize(
         f1, kept, choice = _unless_within_noise(best, keep_default_within)
         model = _taken_back(kept)
     finally:
-        trace.close()
         if aside is not None:
             shutil.rmtree(aside, ignore_errors=True)
+        trace.close()
     # 4. function labels for a model whose grammars all strip them
     if tagger is not None and not any(part.transform.keep_functions for part in model.parts):
         model = model.with_function_labeller(tagger, FUNCTION_LABELS)
@@ -395,7 +396,7 @@ def _final_stage(
     """
     final = _state_search(spec, params)
 
-    @functools.cache  # projected when a finalist needs it: not while the default fits
+    @functools.cache  # projected when a finalist needs it (the same again if rebuilt)
     def candidates() -> StateCandidates:
         with quiet():
             return final.candidates(final.project(train), dev)
@@ -438,11 +439,16 @@ def _final_stage(
         if known is not None and best is not None and known[0] <= best[0]:
             scores[name] = known[0]  # no better than the best: not fitted again
             continue
+        if fit not in fitted:
+            fitted.clear()  # the last fit's model is gone before the next fit starts
+            if fit.startswith(CLUSTERING_FITS):
+                candidates()  # projected outside the finalist's time, as before
+            else:  # nor the projection, while a finalist that does not use it fits
+                candidates.cache_clear()
+            release_freed_memory()
         start = time.perf_counter()
         with quiet():
             if fit not in fitted:
-                fitted.clear()  # the last fit's model is gone before the next fit starts
-                release_freed_memory()
                 fitted[fit] = fits[fit]()
             model = fitted[fit]
             if choice["kind"] == "ensemble":

@@ -104,9 +104,9 @@ def test_defaults_come_from_one_place():
     from spacy_lpcfg import defaults
 
     params = FunctionLabeller().get_params()
-    assert {key: params[key] for key in ("C", "max_iter", "min_count", "max_parameters")} == dataclasses.asdict(
-        defaults.FUNCTION_LABELLER
-    )
+    assert {
+        key: params[key] for key in ("C", "max_iter", "min_count", "max_parameters")
+    } == dataclasses.asdict(defaults.FUNCTION_LABELLER)
     made = registry.misc.get("spacy_lpcfg.FunctionLabeller.v1")()
     assert made.get_params() == params
     config = spacy.blank("en").get_factory_meta("lpcfg_parser").default_config

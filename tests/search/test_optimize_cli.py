@@ -172,23 +172,36 @@ def test_finalists_wait_on_disk_while_the_next_one_fits(load_corpus, tmp_path, m
     import importlib
     import weakref
 
-    from spacy_lpcfg.search import optimize
+    from spacy_lpcfg.search import LatentStateSearch, optimize
     from spacy_lpcfg.search.candidates import StateCandidates
 
     module = importlib.import_module("spacy_lpcfg.search.optimize")
     alive = []  # (finalist, weak reference to its model), in the order fitted
-    held = []  # per fit: the earlier finalists whose models are still in memory
+    others = []  # (what, weak reference): the search, its model and every projection
+    held = []  # per fit: the earlier finalists' models and the others still in memory
 
     def watched(what, original):
         def fit(*args, **kwargs):
             gc.collect()
-            held.append([name for name, ref in alive if ref() is not None])
+            held.append([name for name, ref in alive + others if ref() is not None])
             model = original(*args, **kwargs)
             alive.append((what, weakref.ref(model)))
             return model
 
         return fit
 
+    def project(self, trees, original=LatentStateSearch.project):
+        projected = original(self, trees)
+        others.append(("projection", weakref.ref(projected)))
+        return projected
+
+    def fit_projected(self, *args, original=LatentStateSearch.fit_projected, **kwargs):
+        original(self, *args, **kwargs)
+        others.extend([("search", weakref.ref(self)), ("search model", weakref.ref(self.model_))])
+        return self
+
+    monkeypatch.setattr(LatentStateSearch, "project", project)
+    monkeypatch.setattr(LatentStateSearch, "fit_projected", fit_projected)
     monkeypatch.setattr(module, "_fit_default", watched("default", module._fit_default))
     monkeypatch.setattr(module, "_fit_combined", watched("combined", module._fit_combined))
     monkeypatch.setattr(StateCandidates, "model", watched("single", StateCandidates.model))
@@ -203,7 +216,9 @@ def test_finalists_wait_on_disk_while_the_next_one_fits(load_corpus, tmp_path, m
     result = optimize(train, dev, search_limit=60, output_dir=tmp_path, **options)
     first = [name for name, _ in alive].index("default")  # the search's models before
     assert [name for name, _ in alive[first:]] == ["default", "single", "combined"]
-    assert held[first:] == [[], [], []]  # no earlier finalist's model in memory
+    # no earlier finalist's model in memory, nor the search's; the projection of every
+    # training tree only while the finalist fitted on it fits
+    assert held[first:] == [[], ["projection"], []]
     aside = tmp_path / module.FINALISTS
     assert str(aside / "default") in written and not aside.exists()  # removed at the end
     # the model chosen is read back from disk: the same as fitting it in memory
