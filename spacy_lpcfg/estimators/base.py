@@ -148,6 +148,20 @@ class BaseEstimator:
         validate_params(self)
 
 
+# What a fitted estimator holds of its training trees besides its model (the projected
+# treebank, each node's state, the EM treebank and grammar): a member of a combination
+# needs only its model, and K members would otherwise hold K copies of the treebank.
+TRAINING_DATA = ("projected_", "states_", "treebank_", "em_grammar_")
+
+
+def drop_training_data(estimator: Any) -> Any:
+    """The fitted ``estimator`` without its ``TRAINING_DATA`` attributes. RETURNS: it."""
+    for name in TRAINING_DATA:
+        if hasattr(estimator, name):
+            delattr(estimator, name)
+    return estimator
+
+
 def clone(estimator: Any) -> Any:
     """An unfitted estimator with the same parameters (deep-copied, estimators cloned).
 

@@ -19,10 +19,11 @@ from typing import Any
 from ..defaults import CLUSTERING, LATENT, LEXICON
 from ..errors import Errors
 from ..grammar.model import combine_models
+from ..memory import release_freed_memory
 from ..progress import progress
 from ..trees.transforms import TransformSpec
 from ..trees.tree import Tree
-from .base import BaseEstimator, as_transform_spec, clone
+from .base import BaseEstimator, as_transform_spec, clone, drop_training_data
 
 MEMBER_SETTINGS = ("binarization", "h_markov", "v_markov", "keep_functions")
 FOUR_SETTINGS = (
@@ -47,7 +48,8 @@ class CombinedEstimator(BaseEstimator):
         rules, the settings a member does not give).
     language (str): the training data's language, for every member's lexicon.
 
-    Fitted attributes: ``estimators_`` (the fitted members), ``model_`` (ParsingModel
+    Fitted attributes: ``estimators_`` (the fitted members, without what they held of
+        the training trees: ``base.drop_training_data``), ``model_`` (ParsingModel
     with the members).
     """
 
@@ -107,7 +109,8 @@ class CombinedEstimator(BaseEstimator):
         ):
             member = clone(estimator)
             member.set_params(transform=spec, language=self.language)
-            members.append(member.fit(trees))
+            members.append(drop_training_data(member.fit(trees)))
+            release_freed_memory()  # the member's projection, before the next one's
         self.estimators_ = members
         self.model_ = combine_models([member.model_ for member in members], self.decoder)
         return self

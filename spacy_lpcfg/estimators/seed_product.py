@@ -31,7 +31,7 @@ from ..grammar.model import ParsingModel, combine_models
 from ..memory import release_freed_memory
 from ..progress import progress, quiet
 from ..trees.tree import Tree
-from .base import BaseEstimator, check_random_state, clone, int_range
+from .base import BaseEstimator, check_random_state, clone, drop_training_data, int_range
 from .split_merge import DevScorer, SplitMergeEstimator
 
 SEED_FOLDER = "seed{}"  # a member's checkpoints, under the product's checkpoint_dir
@@ -155,9 +155,7 @@ def _set_aside(member: SplitMergeEstimator, *, to_disk: bool = True) -> SplitMer
     treebank would otherwise stay in memory; the product needs the models only) and,
     ``to_disk`` and when it has a checkpoint folder, without its model, written there
     instead."""
-    for name in ("treebank_", "em_grammar_"):
-        if hasattr(member, name):
-            delattr(member, name)
+    drop_training_data(member)
     if to_disk and member.checkpoint_dir is not None:
         with quiet():
             member.model_.to_disk(Path(member.checkpoint_dir) / MEMBER_MODEL)

@@ -46,3 +46,30 @@ def test_members_get_their_own_transforms_over_the_shared_one(trees):
 def test_bad_combinations_are_refused_before_fitting(params, message):
     with pytest.raises(ValueError, match=message):
         CombinedEstimator(**params).fit([])
+
+
+def test_members_keep_their_models_not_their_training_trees(trees, monkeypatch):
+    import gc
+    import weakref
+
+    from spacy_lpcfg.estimators import ClusteringEstimator
+    from spacy_lpcfg.estimators.combined import four_way_estimator
+
+    train, dev = trees
+    projections = []  # weak references to every member's projected treebank
+    fit_projected = ClusteringEstimator.fit_projected
+
+    def watched(self, projected, *args, **kwargs):
+        projections.append(weakref.ref(projected))
+        return fit_projected(self, projected, *args, **kwargs)
+
+    monkeypatch.setattr(ClusteringEstimator, "fit_projected", watched)
+    estimator = four_way_estimator(n_states=2).fit(train[:120])
+    gc.collect()
+    assert len(projections) == 4 and all(ref() is None for ref in projections)
+    for member in estimator.estimators_:
+        assert not hasattr(member, "projected_") and not hasattr(member, "states_")
+        assert member.model_ is not None
+    parser = Parser(estimator.model_)
+    for tree in dev[:3]:
+        assert parser.parse(tree.words()).tree.words() == tree.words()
