@@ -295,7 +295,7 @@ class _PhraseTable:
         if np.count_nonzero(counts >= min_count) <= most_features:
             return min_count
         largest = np.sort(counts)[::-1]  # fewer than most_features + 1 names exceed it
-        return max(min_count, int(largest[max(most_features, 0)]) + 1)
+        return max(min_count, int(largest[most_features]) + 1)
 
     def counts(self) -> np.ndarray:
         """int64: how often each feature name was seen, by id."""

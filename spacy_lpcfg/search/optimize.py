@@ -72,7 +72,6 @@ MODEL_DIR = "model"
 PLOT_FILE = "trace.png"
 DEFAULT_CHECKPOINTS = ".default.checkpoints"  # the default finalist's, in output_dir
 FINALISTS = ".finalists"  # the best and the default finalist's models wait here
-CLUSTERING_FITS = ("single", "ensemble")  # the finalists fitted on the clustering projection
 
 SEARCH_SHARE = 0.75
 """The share of ``max_time`` after which the state search stops: the rest is for the
@@ -410,16 +409,19 @@ def _final_stage(
         "default": lambda: _fit_default(train, params, output_dir),
         "combined": lambda: _fit_combined(base_spec, train, params),
     }
+    on_projection: set[str] = set()  # the fits made from ``candidates()``
     # train's default first: always scored, and kept unless beaten by more than noise
     finalists: list[tuple[dict[str, Any], str]] = [({"kind": "default"}, "default")]
     for name, assignment in states.items():
         fits[f"single {name}"] = lambda a=assignment: candidates().model(a)
+        on_projection.add(f"single {name}")
         finalists.append(({"kind": "single", "states": name}, f"single {name}"))
     finalists.append(({"kind": "combined"}, "combined"))
     for name, assignment in states.items() if n_models > 1 else ():
         fits[f"ensemble {name}"] = lambda a=assignment: _fit_ensemble(
             candidates(), a, n_models, noise_scale
         )
+        on_projection.add(f"ensemble {name}")
         for decoder in ("product_mbr", "product"):
             choice = {"kind": "ensemble", "states": name, "n_models": n_models, "decoder": decoder}
             finalists.append((choice, f"ensemble {name}"))
@@ -439,16 +441,17 @@ def _final_stage(
         if known is not None and best is not None and known[0] <= best[0]:
             scores[name] = known[0]  # no better than the best: not fitted again
             continue
-        if fit not in fitted:
+        fresh = fit not in fitted
+        if fresh:
             fitted.clear()  # the last fit's model is gone before the next fit starts
-            if fit.startswith(CLUSTERING_FITS):
+            if fit in on_projection:
                 candidates()  # projected outside the finalist's time, as before
             else:  # nor the projection, while a finalist that does not use it fits
                 candidates.cache_clear()
             release_freed_memory()
         start = time.perf_counter()
         with quiet():
-            if fit not in fitted:
+            if fresh:
                 fitted[fit] = fits[fit]()
             model = fitted[fit]
             if choice["kind"] == "ensemble":
