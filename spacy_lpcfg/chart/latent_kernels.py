@@ -12,7 +12,9 @@ The chart is a list of *items* (symbol, start, end), created cell by cell
 with the items that exist, not with the mask. ``table[i, j, a]`` is the item
 id of (a, i, j) or -1, and the items of a cell are contiguous.
 
-The scaled arithmetic is ``chart.scaled``'s.
+The scaled arithmetic is ``chart.scaled``'s. Sums of many terms (a cell's item over
+its rules, an item's outside over its parents) are kept unnormalised (``add_scaled``)
+and normalised once, when complete.
 """
 
 from __future__ import annotations
@@ -21,7 +23,17 @@ import numpy as np
 from numba import njit
 
 from .kernel_parts import lexical_first, parents_sorted, rule_splits, unary_walk
-from .scaled import EMPTY, FAST_MATH, KERNEL, accumulate, grow, normalise, times_pow2
+from .scaled import (
+    EMPTY,
+    FAST_MATH,
+    HELPER,
+    KERNEL,
+    accumulate,
+    add_scaled,
+    grow,
+    normalise,
+    times_pow2,
+)
 
 NO_ITEM = -1
 
@@ -155,14 +167,12 @@ def latent_inside(
                             base_b = item_offsets[left]
                             base_c = item_offsets[right]
                             if direct:
-                                inside_b = values[base_b : base_b + size_b]
-                                inside_c = values[base_c : base_c + size_c]
                                 for cell in range(first_cell, last_cell):
                                     contracted[sparse_parent_states[cell]] += (
                                         sparse_weights[cell]
                                         * factor
-                                        * inside_b[sparse_left_states[cell]]
-                                        * inside_c[sparse_right_states[cell]]
+                                        * values[base_b + sparse_left_states[cell]]
+                                        * values[base_c + sparse_right_states[cell]]
                                     )
                                 continue
                             inside_c = values[base_c : base_c + size_c]
@@ -193,15 +203,9 @@ def latent_inside(
                                 for h23 in range(size_bc):
                                     total += weights[h23] * outer[h23]
                                 contracted[h1] = total
-                        shift = normalise(contracted, size_a)
-                        if shift != EMPTY:
-                            cell_exponents[a] = accumulate(
-                                cell_values[a],
-                                zero,
-                                size_a,
-                                cell_exponents[a],
-                                contracted,
-                                top + shift,
+                        if _any_nonzero(contracted, size_a):
+                            cell_exponents[a] = add_scaled(
+                                cell_values[a], zero, size_a, cell_exponents[a], contracted, top
                             )
             # Unary closure: parents in topological order, so chains are summed exactly.
             n_touched, n_steps = unary_walk(
@@ -251,9 +255,9 @@ def latent_inside(
                 item_starts[n_items] = i
                 item_ends[n_items] = j
                 item_offsets[n_items] = n_values
-                exponents[n_items] = cell_exponents[a]
+                exponents[n_items] = _renormalised(cell_values[a], zero, size, cell_exponents[a])
                 for h in range(size):
-                    values[n_values + h] = cell_values[a, h] if cell_exponents[a] != EMPTY else 0.0
+                    values[n_values + h] = cell_values[a, h] if exponents[n_items] != EMPTY else 0.0
                 n_items += 1
                 n_values += size
                 cell_live[a] = False
@@ -355,6 +359,11 @@ def latent_outside(
                     continue
                 size_p = n_states[p]
                 base_p = item_offsets[parent]
+                out_exponents[parent] = _renormalised(
+                    out_values, base_p, size_p, out_exponents[parent]
+                )
+                if out_exponents[parent] == EMPTY:
+                    continue
                 for r in range(unary_by_parent[p], unary_by_parent[p + 1]):
                     c = unary_rules[r, 1]
                     child = table[i, j, c]
@@ -403,6 +412,11 @@ def latent_outside(
                 a = item_symbols[parent]
                 size_a = n_states[a]
                 base_a = item_offsets[parent]
+                out_exponents[parent] = _renormalised(
+                    out_values, base_a, size_a, out_exponents[parent]
+                )
+                if out_exponents[parent] == EMPTY:
+                    continue
                 outside_a = out_values[base_a : base_a + size_a]
                 for r in range(binary_by_parent[a], binary_by_parent[a + 1]):
                     b = binary_rules[r, 1]
@@ -443,6 +457,10 @@ def latent_outside(
                     if shift_v == EMPTY:
                         continue
                     exponent_v = out_exponents[parent] + shift_v
+                    # Per split: plain indices, not array views (numba reference-counts
+                    # each view), and the children's outsides summed unnormalised
+                    # (add_scaled; each is normalised once, when pushed down itself).
+                    # With few states this bookkeeping was most of the pass.
                     for q in range(n_splits):
                         k = splits[q]
                         left = table[i, k, b]
@@ -455,23 +473,22 @@ def latent_outside(
                             if direct:
                                 for h2 in range(size_b):
                                     left_vector[h2] = 0.0
-                                inside_c = inside_values[base_c : base_c + size_c]
                                 for cell in range(n_cells):
                                     left_vector[sparse_left_states[first_cell + cell]] += (
                                         cell_values[cell]
-                                        * inside_c[sparse_right_states[first_cell + cell]]
+                                        * inside_values[
+                                            base_c + sparse_right_states[first_cell + cell]
+                                        ]
                                     )
                             else:
-                                inside_c = inside_values[base_c : base_c + size_c]
                                 for h2 in range(size_b):
-                                    row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
+                                    row = h2 * size_c
                                     total = 0.0
                                     for h3 in range(size_c):
-                                        total += row_bc[h3] * inside_c[h3]
+                                        total += projected[row + h3] * inside_values[base_c + h3]
                                     left_vector[h2] = total
-                            shift = normalise(left_vector, size_b)
-                            if shift != EMPTY:
-                                exponent = exponent_v + exponent_c + shift
+                            if _any_nonzero(left_vector, size_b):
+                                exponent = exponent_v + exponent_c
                                 if with_rules and exponent_b != EMPTY:
                                     total = 0.0
                                     for h2 in range(size_b):
@@ -487,7 +504,7 @@ def latent_outside(
                                         total / z_mantissa, exponent + exponent_b - z_exponent
                                     )
                                     n_binary += 1
-                                out_exponents[left] = accumulate(
+                                out_exponents[left] = add_scaled(
                                     out_values,
                                     base_b,
                                     size_b,
@@ -499,27 +516,27 @@ def latent_outside(
                             for h3 in range(size_c):
                                 right_vector[h3] = 0.0
                             if direct:
-                                inside_b = inside_values[base_b : base_b + size_b]
                                 for cell in range(n_cells):
                                     right_vector[sparse_right_states[first_cell + cell]] += (
                                         cell_values[cell]
-                                        * inside_b[sparse_left_states[first_cell + cell]]
+                                        * inside_values[
+                                            base_b + sparse_left_states[first_cell + cell]
+                                        ]
                                     )
                             else:
                                 for h2 in range(size_b):
                                     x = inside_values[base_b + h2]
-                                    row_bc = projected[h2 * size_c : (h2 + 1) * size_c]
+                                    row = h2 * size_c
                                     for h3 in range(size_c):
-                                        right_vector[h3] += x * row_bc[h3]
-                            shift = normalise(right_vector, size_c)
-                            if shift != EMPTY:
-                                out_exponents[right] = accumulate(
+                                        right_vector[h3] += x * projected[row + h3]
+                            if _any_nonzero(right_vector, size_c):
+                                out_exponents[right] = add_scaled(
                                     out_values,
                                     base_c,
                                     size_c,
                                     out_exponents[right],
                                     right_vector,
-                                    exponent_v + exponent_b + shift,
+                                    exponent_v + exponent_b,
                                 )
     marginals = np.zeros(n_items)
     for item in range(n_items):
@@ -550,3 +567,24 @@ def latent_outside(
             u_items[: 2 * n_unary].reshape((n_unary, 2)),
         ),
     )
+
+
+@njit(**HELPER, fastmath=FAST_MATH)
+def _renormalised(values, start, size, exponent):
+    """Normalise a vector summed with ``add_scaled`` (an item's inside when its cell is
+    done, its outside before it is pushed down); RETURNS its exponent (EMPTY when it
+    is zero: no terms, or signed terms that cancelled)."""
+    if exponent == EMPTY:
+        return EMPTY
+    shift = normalise(values[start : start + size], size)
+    return EMPTY if shift == EMPTY else exponent + shift
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _any_nonzero(vector, size):
+    """Whether vector[:size] has a non-zero entry: a zero term is neither added nor
+    recorded as a posterior."""
+    for h in range(size):  # noqa: SIM110 (numba compiles no generator for any())
+        if vector[h] != 0.0:
+            return True
+    return False

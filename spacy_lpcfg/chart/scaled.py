@@ -130,6 +130,20 @@ def normalise(vector, size):
 def accumulate(target, start, size, target_exponent, source, source_exponent):
     """target[start:start+size] (scaled by target_exponent) += source[:size] (scaled by
     source_exponent); RETURNS the new exponent of the (renormalised) target."""
+    if source_exponent == EMPTY or target_exponent == EMPTY:  # nothing, or a copy
+        return add_scaled(target, start, size, target_exponent, source, source_exponent)
+    exponent = add_scaled(target, start, size, target_exponent, source, source_exponent)
+    shift = normalise(target[start : start + size], size)
+    return EMPTY if shift == EMPTY else exponent + shift
+
+
+@njit(**HELPER, fastmath=FAST_MATH)
+def add_scaled(target, start, size, target_exponent, source, source_exponent):
+    """``accumulate`` without renormalising: RETURNS the larger exponent. The sum's
+    mantissas may leave [0.5, 1) (by at most the number of terms added, or down to
+    zero when signed terms cancel); scaling by powers of two is exact, so the value
+    is the same either way. A vector that many terms are added to is normalised once,
+    before it is used, instead of after every term."""
     if source_exponent == EMPTY:
         return target_exponent
     if target_exponent == EMPTY:
@@ -140,14 +154,11 @@ def accumulate(target, start, size, target_exponent, source, source_exponent):
         factor = pow2(target_exponent - source_exponent)
         for h in range(size):
             target[start + h] = target[start + h] * factor + source[h]
-        exponent = source_exponent
-    else:
-        factor = pow2(source_exponent - target_exponent)
-        for h in range(size):
-            target[start + h] += source[h] * factor
-        exponent = target_exponent
-    shift = normalise(target[start : start + size], size)
-    return EMPTY if shift == EMPTY else exponent + shift
+        return source_exponent
+    factor = pow2(source_exponent - target_exponent)
+    for h in range(size):
+        target[start + h] += source[h] * factor
+    return target_exponent
 
 
 @njit(**HELPER, fastmath=False)
