@@ -9,6 +9,7 @@ output to users is what the treebank writes: ``NP-SBJ``, ``SUBJ+np``,
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ..errors import Errors
@@ -33,7 +34,7 @@ class LabelScheme:
         raise NotImplementedError
 
     def category(self, label: str) -> str:
-        return self.split(label).category
+        return _split(self, label).category
 
     def coarse_category(self, label: str, *, preterminal: bool = False) -> str:
         """The broad class of a category or POS tag, for the coarsest pruning pass:
@@ -41,7 +42,7 @@ class LabelScheme:
         return self.category(label)
 
     def functions(self, label: str) -> tuple[str, ...]:
-        return self.split(label).functions
+        return _split(self, label).functions
 
     def normalize(self, label: str, *, keep_functions: bool = True) -> str:
         """The label without indices (and without function tags unless kept)."""
@@ -130,6 +131,13 @@ class CessScheme(LabelScheme):
 SCHEMES: dict[str, LabelScheme] = {
     scheme.name: scheme for scheme in (PennScheme(), FlorestaScheme(), CessScheme())
 }
+
+
+# A treebank's labels are a few thousand strings, and the parser and the function
+# labeller ask for the category of each phrase several times: split each label once.
+@functools.lru_cache(maxsize=1 << 16)
+def _split(scheme: LabelScheme, label: str) -> Label:
+    return scheme.split(label)
 
 
 def get_scheme(name: str | LabelScheme) -> LabelScheme:
