@@ -191,6 +191,16 @@ def test_parse_interrupted_mid_kernel_says_so_in_one_line(work, tmp_path, sig, c
     assert "SystemError" not in stderr and "Exception ignored" not in stderr
 
 
+@pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"),
+                                           (signal.SIGTERM, 143, "terminated")])  # fmt: skip
+def test_parse_in_processes_interrupted_says_so_in_one_line(work, tmp_path, sig, code, word):
+    """The workers (forks of the command, on Linux) end with it, saying nothing."""
+    command = ["parse", str(work / "ptb"), "--n-process", "2"]
+    returncode, stderr = _interrupt_parse(work, tmp_path, sig, command)
+    assert returncode == code, stderr
+    assert stderr.startswith(word) and len(stderr.splitlines()) == 1, stderr
+
+
 def test_kernel_calls_hold_ctrl_c_back_to_the_end_of_the_block():
     from spacy_lpcfg.interrupts import kernel_calls
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import typer
@@ -89,37 +90,28 @@ def parse(
             parser.check_kbest(kbest)  # before any input is read
         except ValueError as err:
             fail(str(err), 2)
-    if n_process > 1:
-        from ..decode.processes import parse_in_processes
+    with ExitStack() as workers:
+        parse_all = None
+        if n_process > 1:
+            from ..decode.processes import parsing_processes
 
-        options = {
-            "decoder": decoder,
-            "prune_threshold": threshold,
-            "ensemble_threshold": ensemble_threshold,
-            "max_length": max_length,
-        }
-        with unknown_tags_at_end(parser):  # noted here: the workers' warnings are muted
-            print_trees(
-                input_file,
-                encoding,
-                tagged,
-                lambda sentences: parse_in_processes(
-                    model_dir, noting_tags(parser, sentences), n_process, options, kbest=kbest
-                ),
-                as_json,
+            options = {
+                "decoder": decoder,
+                "prune_threshold": threshold,
+                "ensemble_threshold": ensemble_threshold,
+                "max_length": max_length,
+            }
+            parse_all = workers.enter_context(
+                parsing_processes(model_dir, n_process, options, kbest=kbest, parser=parser)
             )
-        return
-    with unknown_tags_at_end(parser):  # tags the grammar lacks: one warning, at the end
-        print_trees(
-            input_file,
-            encoding,
-            tagged,
-            lambda sentences: (
-                "" if sentence is None else _one_parse(parser, sentence, kbest)
-                for sentence in sentences
-            ),
-            as_json,
-        )
+
+        def trees(sentences):
+            if parse_all is not None:  # the workers' warnings are muted: noted here
+                return parse_all(noting_tags(parser, sentences))
+            return ("" if one is None else _one_parse(parser, one, kbest) for one in sentences)
+
+        with unknown_tags_at_end(parser):  # tags the grammar lacks: one warning, at the end
+            print_trees(input_file, encoding, tagged, trees, as_json)
 
 
 def _one_parse(parser, sentence, kbest: int | None) -> str:

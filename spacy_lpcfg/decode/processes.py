@@ -1,10 +1,12 @@
 """Parsing in several processes: one parser per worker, sentences in order.
 
-Each worker (``spawn``: no state shared with the caller) loads the model once
-and parses batches of sentences; results come back in input order, so a stream
-of sentences can be printed as it is parsed. Worth it for many sentences:
-loading a model and compiling (from the numba cache) takes a second or two per
-worker.
+Results come back in input order, so a stream of sentences can be printed as it
+is parsed. Given the caller's parser, on Linux the workers are forks of the
+caller: they parse with its parser as it is, the model's arrays shared with it
+(one copy in memory, not one per process) and nothing loaded again. Otherwise
+(another system, threads running in the caller, no parser given) each worker is
+a fresh interpreter (``spawn``) that loads the model, which with the kernels
+from the numba cache takes a second or two: a large share of a short job.
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ import multiprocessing
 import os
 import re
 import signal
+import sys
+import threading
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -49,15 +54,62 @@ def parse_in_processes(
     n_process (int): the number of worker processes (>= 2).
     parser_options (dict): keyword arguments of ``Parser``.
     """
-    # each worker is an interpreter of its own: never more of them than CPUs
+    with parsing_processes(
+        model_dir, n_process, parser_options, batch_size=batch_size, kbest=kbest
+    ) as parse:
+        yield from parse(sentences)
+
+
+@contextmanager
+def parsing_processes(
+    model_dir: str | Path,
+    n_process: int,
+    parser_options: dict[str, Any],
+    *,
+    batch_size: int = BATCH_SIZE,
+    kbest: int | None = None,
+    parser: Any = None,
+) -> Iterator[Callable[[Iterable[Sentence]], Iterator[str]]]:
+    """Start the workers and give the function that parses sentences with them (as
+    ``parse_in_processes``); they end with the block.
+
+    parser (Parser | None): the caller's parser of ``model_dir`` with
+        ``parser_options``, which forked workers use (module docstring).
+    """
+    global _PARSER, _KBEST, _LOAD_ERROR
+    # never more workers than CPUs: each parses on a core of its own
     n_process = max(1, min(n_process, os.cpu_count() or 1))
-    context = multiprocessing.get_context("spawn")
-    batches = _batches(iter(sentences), batch_size)
-    with context.Pool(
-        n_process, initializer=_load, initargs=(str(model_dir), parser_options, kbest)
-    ) as pool:
-        for trees in pool.imap(_parse_batch, batches):
-            yield from trees
+    forked = parser is not None and _can_fork()
+    start: dict[str, Any]
+    if forked:  # what the forks find in this module: the caller's parser
+        _PARSER, _KBEST, _LOAD_ERROR = parser, kbest, None
+        context: Any = multiprocessing.get_context("fork")
+        start = {"initializer": _forked}
+    else:
+        context = multiprocessing.get_context("spawn")
+        start = {"initializer": _load, "initargs": (str(model_dir), parser_options, kbest)}
+    try:
+        with context.Pool(n_process, **start) as pool:
+
+            def parse(sentences: Iterable[Sentence]) -> Iterator[str]:
+                for trees in pool.imap(_parse_batch, _batches(iter(sentences), batch_size)):
+                    yield from trees
+
+            yield parse
+    finally:
+        if forked:
+            _PARSER = _KBEST = None
+
+
+def _can_fork() -> bool:
+    """Whether workers can be forks of this process: Linux (elsewhere fork is missing
+    or unsafe with the system's libraries) and no other thread running, whose locks a
+    fork would copy held."""
+    return (
+        sys.platform.startswith("linux")
+        and "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+    )
 
 
 def _batches(sentences: Iterator[Sentence], size: int) -> Iterator[list[Sentence]]:
@@ -65,15 +117,26 @@ def _batches(sentences: Iterator[Sentence], size: int) -> Iterator[list[Sentence
         yield batch
 
 
+def _forked() -> None:
+    """A forked worker's start: the caller's parser is already here (``_PARSER``); its
+    signal handlers and warning filters are not what a worker wants."""
+    _worker_signals_and_warnings()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool ends its workers so
+
+
+def _worker_signals_and_warnings() -> None:
+    # Ctrl-C reaches the whole process group: the caller handles it and ends the pool;
+    # unknown tags are the caller's to report, once for the run.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W301]"))
+
+
 def _load(model_dir: str, parser_options: dict[str, Any], kbest: int | None = None) -> None:
     global _PARSER, _KBEST, _LOAD_ERROR
     from ..grammar.model import ParsingModel
     from .parser import Parser
 
-    # Ctrl-C reaches the whole process group: the caller handles it and ends the pool;
-    # unknown tags are the caller's to report, once for the run.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    warnings.filterwarnings("ignore", message=re.escape("[LPCFG-W301]"))
+    _worker_signals_and_warnings()
     try:
         _PARSER = Parser(ParsingModel.from_disk(model_dir), **parser_options)
     except Exception as error:  # a pool replaces a worker whose initializer fails, forever:
