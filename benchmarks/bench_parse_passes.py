@@ -9,8 +9,8 @@ timed where the parser calls them:
 - the merged-states pass: the first grammar's states merged into runs (pruning only);
 - the grammars' passes: each grammar of the model (a product's seeds) over what the
   pruning left, whose marginals the decoder combines;
-- the rest: Python around the kernels (lexicon, masks, decoding, the function
-  labeller, trees).
+- the rest: everything else: Python around the kernels (lexicon, masks, the function
+  labeller, trees) and the decoders (their span and rule CKY kernels included).
 
 Seconds are the median of ``--runs`` runs; items are the chart items per sentence
 each latent pass builds. The wrapping costs a few microseconds a call.
@@ -51,7 +51,9 @@ def main() -> None:
         for corpus in CORPORA
         if (ROOT / "projects/pipelines/models" / corpus).exists()
     ]
-    rows = [measure(model, corpus, args.runs, args.limit) for model, corpus in targets]
+    timers = _Timers()
+    timers.install()
+    rows = [measure(timers, model, corpus, args.runs, args.limit) for model, corpus in targets]
     body = report(rows, args.runs, args.limit)
     print(body)
     if not args.no_write:
@@ -109,13 +111,11 @@ class _Timers:
         setattr(module, name, timed)
 
 
-def measure(model_dir: Path, corpus: str, runs: int, limit: int) -> dict:
+def measure(timers: _Timers, model_dir: Path, corpus: str, runs: int, limit: int) -> dict:
     from spacy_lpcfg.corpora import load_split
     from spacy_lpcfg.decode import Parser
     from spacy_lpcfg.grammar.model import ParsingModel
 
-    timers = _Timers()
-    timers.install()
     parser = Parser(ParsingModel.from_disk(model_dir))
     sentences = [tree.words() for tree in load_split(corpus, "test")[:limit]]
     for words in sentences[:20]:

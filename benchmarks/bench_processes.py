@@ -105,8 +105,9 @@ def report(rows, args, n_sentences: int, model: Path) -> str:
         "",
         "`python benchmarks/bench_processes.py"
         + (f" --model {args.model}" if args.model else "")
-        + f" --repeat-text {args.repeat_text} --runs "
-        f"{args.runs}`: {n_sentences:,} sentences (ptb_sample test, repeated), model "
+        + f" --repeat-text {args.repeat_text} --runs {args.runs}"
+        + (f" --batch-size {args.batch_size}" if args.batch_size else "")
+        + f"`: {n_sentences:,} sentences (ptb_sample test, repeated), model "
         f"`{model.name}`; `nlp.pipe` (sentencizer + lpcfg_parser) with batch_size "
         f"{batch}; wall clock with start-up (model read, numba kernels loaded from the "
         f"cache), median of {args.runs} runs.",

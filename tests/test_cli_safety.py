@@ -191,14 +191,40 @@ def test_parse_interrupted_mid_kernel_says_so_in_one_line(work, tmp_path, sig, c
     assert "SystemError" not in stderr and "Exception ignored" not in stderr
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one CPU: parse uses one process")
 @pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"),
                                            (signal.SIGTERM, 143, "terminated")])  # fmt: skip
 def test_parse_in_processes_interrupted_says_so_in_one_line(work, tmp_path, sig, code, word):
-    """The workers (forks of the command, on Linux) end with it, saying nothing."""
-    command = ["parse", str(work / "ptb"), "--n-process", "2"]
-    returncode, stderr = _interrupt_parse(work, tmp_path, sig, command)
-    assert returncode == code, stderr
+    """Ctrl-C reaches the whole process group (the workers ignore it), SIGTERM only the
+    command: either way one line, and no worker is left running."""
+    text = tmp_path / "many.txt"
+    text.write_text((SENTENCE + " and the dog ran .\n") * 5000, encoding="utf-8")
+    out = tmp_path / "out.txt"
+    command = ["parse", str(work / "ptb"), str(text), "--n-process", "2"]
+    with out.open("w") as stdout:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "spacy_lpcfg", *command],
+            stdout=stdout, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 240
+        while out.stat().st_size < 2000 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, process.stderr.read()
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        assert len(children) >= 2, children
+        if sig == signal.SIGINT:
+            os.killpg(process.pid, sig)  # as a terminal's Ctrl-C
+        else:
+            process.send_signal(sig)
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == code, stderr
     assert stderr.startswith(word) and len(stderr.splitlines()) == 1, stderr
+    deadline = time.monotonic() + 10
+    while (
+        any(Path(f"/proc/{child}").exists() for child in children) and time.monotonic() < deadline
+    ):
+        time.sleep(0.1)
+    assert not [child for child in children if Path(f"/proc/{child}").exists()]
 
 
 def test_kernel_calls_hold_ctrl_c_back_to_the_end_of_the_block():

@@ -14,7 +14,9 @@ id of (a, i, j) or -1, and the items of a cell are contiguous.
 
 The scaled arithmetic is ``chart.scaled``'s. Sums of many terms (a cell's item over
 its rules, an item's outside over its parents) are kept unnormalised (``add_scaled``)
-and normalised once, when complete.
+and normalised once: an inside when its cell is done, an outside before it is
+pushed to the item's children (the outsides of words' items never are; only their
+marginals read them).
 """
 
 from __future__ import annotations

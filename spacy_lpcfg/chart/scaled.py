@@ -35,8 +35,8 @@ calls before its first parse, so the kernels are written to compile once each:
   once per argument types *and* per set of jit options of the kernel calling them,
   and a helper with no ``fastmath`` of its own takes the options of the kernel that
   happens to compile it first. Helpers therefore state ``fastmath``: the latent
-  kernels' ``FAST_MATH`` for ``normalise`` and ``accumulate`` (their only callers,
-  whose options they always had), none for the others; all share ``KERNEL`` or
+  kernels' ``FAST_MATH`` for ``normalise``, ``accumulate`` and ``add_scaled``
+  (their only callers, whose options they always had), none for the others; all share ``KERNEL`` or
   ``HELPER`` below, and a NumPy allocation is written one way per dtype (float64
   arrays without a dtype argument).
 
@@ -140,10 +140,10 @@ def accumulate(target, start, size, target_exponent, source, source_exponent):
 @njit(**HELPER, fastmath=FAST_MATH)
 def add_scaled(target, start, size, target_exponent, source, source_exponent):
     """``accumulate`` without renormalising: RETURNS the larger exponent. The sum's
-    mantissas may leave [0.5, 1) (by at most the number of terms added, or down to
-    zero when signed terms cancel); scaling by powers of two is exact, so the value
-    is the same either way. A vector that many terms are added to is normalised once,
-    before it is used, instead of after every term."""
+    mantissas may leave [0.5, 1) (grow with the terms added, or fall to zero when
+    signed terms cancel); scaling by powers of two is exact above float64's subnormal
+    range, so the value is the same either way. A vector that many terms are added to
+    is normalised once, before it is used, instead of after every term."""
     if source_exponent == EMPTY:
         return target_exponent
     if target_exponent == EMPTY:

@@ -3,7 +3,9 @@
 Results come back in input order, so a stream of sentences can be printed as it
 is parsed. Given the caller's parser, on Linux the workers are forks of the
 caller: they parse with its parser as it is, the model's arrays shared with it
-(one copy in memory, not one per process) and nothing loaded again. Otherwise
+(one copy in memory, not one per process), without starting an interpreter or
+reading the model again (each still loads the compiled kernels from numba's
+cache on its first sentence, as the caller would). Otherwise
 (another system, threads running in the caller, no parser given) each worker is
 a fresh interpreter (``spawn``) that loads the model, which with the kernels
 from the numba cache takes a second or two: a large share of a short job.
@@ -35,6 +37,7 @@ Sentence = tuple[Sequence[str], Sequence[str | None] | None] | None
 _PARSER: Any = None  # the worker's parser (set by _load)
 _KBEST: int | None = None  # trees per sentence, for k-best lists (set by _load)
 _LOAD_ERROR: BaseException | None = None  # why _load failed: raised by every task
+_HELD = {signal.SIGINT, signal.SIGTERM}  # blocked while workers are forked
 
 
 def parse_in_processes(
@@ -76,29 +79,30 @@ def parsing_processes(
     parser (Parser | None): the caller's parser of ``model_dir`` with
         ``parser_options``, which forked workers use (module docstring).
     """
-    global _PARSER, _KBEST, _LOAD_ERROR
     # never more workers than CPUs: each parses on a core of its own
     n_process = max(1, min(n_process, os.cpu_count() or 1))
-    forked = parser is not None and _can_fork()
-    start: dict[str, Any]
-    if forked:  # what the forks find in this module: the caller's parser
-        _PARSER, _KBEST, _LOAD_ERROR = parser, kbest, None
+    if parser is not None and _can_fork():
+        # A fork's arguments are not pickled: each worker, and any that replaces one,
+        # starts with the caller's parser. Ctrl-C and SIGTERM wait (blocked) until a
+        # new worker has set its own handlers: until then it has the caller's.
         context: Any = multiprocessing.get_context("fork")
-        start = {"initializer": _forked}
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            pool = context.Pool(n_process, initializer=_forked, initargs=(parser, kbest))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
     else:
         context = multiprocessing.get_context("spawn")
-        start = {"initializer": _load, "initargs": (str(model_dir), parser_options, kbest)}
-    try:
-        with context.Pool(n_process, **start) as pool:
+        pool = context.Pool(
+            n_process, initializer=_load, initargs=(str(model_dir), parser_options, kbest)
+        )
+    with pool:
 
-            def parse(sentences: Iterable[Sentence]) -> Iterator[str]:
-                for trees in pool.imap(_parse_batch, _batches(iter(sentences), batch_size)):
-                    yield from trees
+        def parse(sentences: Iterable[Sentence]) -> Iterator[str]:
+            for trees in pool.imap(_parse_batch, _batches(iter(sentences), batch_size)):
+                yield from trees
 
-            yield parse
-    finally:
-        if forked:
-            _PARSER = _KBEST = None
+        yield parse
 
 
 def _can_fork() -> bool:
@@ -117,11 +121,14 @@ def _batches(sentences: Iterator[Sentence], size: int) -> Iterator[list[Sentence
         yield batch
 
 
-def _forked() -> None:
-    """A forked worker's start: the caller's parser is already here (``_PARSER``); its
-    signal handlers and warning filters are not what a worker wants."""
+def _forked(parser: Any, kbest: int | None) -> None:
+    """A forked worker's start: the caller's parser, and a worker's signal handlers and
+    warning filters instead of the caller's."""
+    global _PARSER, _KBEST
+    _PARSER, _KBEST = parser, kbest
     _worker_signals_and_warnings()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool ends its workers so
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
 
 
 def _worker_signals_and_warnings() -> None:

@@ -34,7 +34,7 @@ class LabelScheme:
         raise NotImplementedError
 
     def category(self, label: str) -> str:
-        return _split(self, label).category
+        return self._split(label).category
 
     def coarse_category(self, label: str, *, preterminal: bool = False) -> str:
         """The broad class of a category or POS tag, for the coarsest pruning pass:
@@ -42,7 +42,12 @@ class LabelScheme:
         return self.category(label)
 
     def functions(self, label: str) -> tuple[str, ...]:
-        return _split(self, label).functions
+        return self._split(label).functions
+
+    def _split(self, label: str) -> Label:
+        """``split``, remembered for this module's schemes, which hold no state (a
+        subclass's may)."""
+        return _remembered_split(self, label) if id(self) in _BUILT_IN else self.split(label)
 
     def normalize(self, label: str, *, keep_functions: bool = True) -> str:
         """The label without indices (and without function tags unless kept)."""
@@ -133,10 +138,13 @@ SCHEMES: dict[str, LabelScheme] = {
 }
 
 
+_BUILT_IN = frozenset(id(scheme) for scheme in SCHEMES.values())  # they live as long
+
+
 # A treebank's labels are a few thousand strings, and the parser and the function
 # labeller ask for the category of each phrase several times: split each label once.
 @functools.lru_cache(maxsize=1 << 16)
-def _split(scheme: LabelScheme, label: str) -> Label:
+def _remembered_split(scheme: LabelScheme, label: str) -> Label:
     return scheme.split(label)
 
 
