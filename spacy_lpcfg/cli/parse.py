@@ -100,6 +100,7 @@ def parse(
                 "prune_threshold": threshold,
                 "ensemble_threshold": ensemble_threshold,
                 "max_length": max_length,
+                "scores": False,  # as load_parser's: trees only
             }
             parse_all = workers.enter_context(
                 parsing_processes(model_dir, n_process, options, kbest=kbest, parser=parser)

@@ -33,6 +33,7 @@ def load_parser(
             ensemble_threshold=ensemble_threshold,
             max_length=max_length,
             use_tags=use_tags,
+            scores=False,  # these commands write trees: no posteriors (2% of a parse)
         )
     except (GrammarError, OSError, ValueError) as err:
         fail(str(err))
