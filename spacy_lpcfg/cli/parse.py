@@ -14,7 +14,7 @@ from .checks import check_count, check_input_file, check_model_dir
 from .exits import fail, guarded
 from .options import PARSER_OPTIONS
 from .parse_output import bracketer_parse, noting_tags, print_trees, unknown_tags_at_end
-from .parsing import installed_pipeline_model, load_parser
+from .parsing import installed_pipeline_model, load_parser, parser_options
 
 
 @guarded
@@ -82,9 +82,8 @@ def parse(
     if (model_dir / "bracketer.json").is_file():  # train --estimator spectral_unsup...
         print_trees(input_file, encoding, tagged, bracketer_parse(model_dir), as_json)
         return
-    parser = load_parser(
-        model_dir, decoder, threshold, max_length, ensemble_threshold=ensemble_threshold
-    )
+    options = parser_options(decoder, threshold, max_length, ensemble_threshold=ensemble_threshold)
+    parser = load_parser(model_dir, options)
     if kbest is not None:
         try:
             parser.check_kbest(kbest)  # before any input is read
@@ -95,13 +94,6 @@ def parse(
         if n_process > 1:
             from ..decode.processes import parsing_processes
 
-            options = {
-                "decoder": decoder,
-                "prune_threshold": threshold,
-                "ensemble_threshold": ensemble_threshold,
-                "max_length": max_length,
-                "scores": False,  # as load_parser's: trees only
-            }
             parse_all = workers.enter_context(
                 parsing_processes(model_dir, n_process, options, kbest=kbest, parser=parser)
             )

@@ -12,29 +12,34 @@ from ..errors import excerpt
 from .exits import fail
 
 
-def load_parser(
-    model_dir: Path,
+def parser_options(
     decoder: str,
     threshold: float,
     max_length: int,
     use_tags: str = "auto",
     ensemble_threshold: float = defaults.ENSEMBLE_PRUNE_THRESHOLD,
-):
+) -> dict:
+    """The ``Parser`` keyword arguments of these commands' options (the parser of
+    ``load_parser``, and of ``parse``'s spawned workers). They write trees: no
+    posteriors (2% of a parse)."""
+    return {
+        "decoder": decoder,
+        "prune_threshold": threshold,
+        "ensemble_threshold": ensemble_threshold,
+        "max_length": max_length,
+        "use_tags": use_tags,
+        "scores": False,
+    }
+
+
+def load_parser(model_dir: Path, options: dict):
+    """The parser of the model in ``model_dir`` with ``parser_options``."""
     from ..decode.parser import Parser
     from ..errors import GrammarError
     from ..grammar.model import ParsingModel
 
     try:
-        model = ParsingModel.from_disk(model_dir)
-        return Parser(
-            model,
-            decoder=decoder,
-            prune_threshold=threshold,
-            ensemble_threshold=ensemble_threshold,
-            max_length=max_length,
-            use_tags=use_tags,
-            scores=False,  # these commands write trees: no posteriors (2% of a parse)
-        )
+        return Parser(ParsingModel.from_disk(model_dir), **options)
     except (GrammarError, OSError, ValueError) as err:
         fail(str(err))
 

@@ -13,7 +13,7 @@ from .checks import check_count, check_output_file, refuse_overwrite
 from .exits import fail, guarded
 from .options import JSON_OPTION, PARSER_OPTIONS, QUIET_OPTION
 from .output import summary
-from .parsing import load_parser, split_tokens
+from .parsing import load_parser, parser_options, split_tokens
 
 
 @guarded
@@ -73,7 +73,7 @@ def render_command(
         trees, scheme = _bracketed_trees(input_path, encoding, scheme, limit)
         captions = [" ".join(tree.words()) for tree in trees]
     else:
-        parser = load_parser(model_dir, decoder, threshold, max_length)
+        parser = load_parser(model_dir, parser_options(decoder, threshold, max_length))
         scheme = scheme or parser.model.label_scheme
         trees, captions = [], []
         text = _decode_input(input_path, encoding or "utf-8")

@@ -13,7 +13,7 @@ from .checks import check_limit, check_model_dir, check_output_file, corpus_inpu
 from .exits import fail, guarded
 from .options import DATA_DIR_OPTION, PARSER_OPTIONS, TREEBANK_ENCODING_OPTION
 from .output import print_json
-from .parsing import load_parser
+from .parsing import load_parser, parser_options
 
 
 @guarded
@@ -53,7 +53,8 @@ def test_command(
         inputs = [model_dir, params_file, *corpus_inputs(corpus, data_dir)]
         refuse_overwrite(output, "the parses", inputs)
     parser = load_parser(
-        model_dir, decoder, threshold, max_length, ensemble_threshold=ensemble_threshold
+        model_dir,
+        parser_options(decoder, threshold, max_length, ensemble_threshold=ensemble_threshold),
     )
     try:
         # Penn brackets are every treebank's exchange format: a file of them holds the
